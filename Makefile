@@ -1,0 +1,45 @@
+# Two commands set everything up from nothing: `make demo` and `make test` (see README, Quick start).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+# Installs are redone only when the files they are made from change.
+DEMO_STAMP := $(VENV)/.demo-installed
+TEST_STAMP := $(VENV)/.test-installed
+PYTEST_ARGS ?=
+
+.PHONY: demo test lint bench docs clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(DEMO_STAMP): $(PY) vidmag/pyproject.toml
+	$(PIP) install -q -e vidmag -e specux
+	touch $@
+
+$(TEST_STAMP): $(DEMO_STAMP) specux/pyproject.toml requirements-dev.txt scripts/dev/install_torchaudio.sh
+	$(PIP) install -q -e "vidmag[torch,opencl]" -e "specux[torch,opencl]" -r requirements-dev.txt
+	bash scripts/dev/install_torchaudio.sh $(PY)
+	touch $@
+
+demo: $(DEMO_STAMP)
+	$(VENV)/bin/vidmag demo -o demo-output
+
+test: $(TEST_STAMP)
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(TEST_STAMP)
+	$(VENV)/bin/ruff check .
+
+bench: $(TEST_STAMP)
+	$(PY) bench/vidmag_reference.py
+	$(PY) bench/specux_cpu.py
+
+docs: $(TEST_STAMP)
+	$(PIP) install -q mkdocs
+	$(VENV)/bin/mkdocs build --strict
+
+clean:
+	rm -rf $(VENV) demo-output site

@@ -1,0 +1,1 @@
+"""Eulerian video magnification."""
