@@ -1,0 +1,163 @@
+"""Shared helpers of specux's tests: the required-backend rule, tolerances, fixture data and the error table.
+
+- ``require_backend(name)``: the backend object; a backend that cannot run here is a skip with its reason,
+  or a failure when its name is listed in ``SPECUX_REQUIRE_BACKENDS`` (comma-separated; CI sets it).
+- ``TOLERANCES``: one table, keyed by (operation, dtype), of the relative error allowed against the NumPy
+  reference or a peer library.
+- ``error_table``: records the worst relative error seen per (operation, peer); printed at the end of the run
+  and written as JSON to ``$SPECUX_ERROR_TABLE`` when that is set (the source of the docs' error table).
+- ``ref_data``: the folder of librosa's MATLAB fixtures (``../shared/ref/librosa-test-data`` from the
+  repository root, or ``$SPECUX_REF_DATA``); tests that need it skip with the reason when it is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REQUIRE_ENV = "SPECUX_REQUIRE_BACKENDS"
+REF_ENV = "SPECUX_REF_DATA"
+TABLE_ENV = "SPECUX_ERROR_TABLE"
+
+#: relative error (max |a - b| / max |b|) allowed per (operation, real precision)
+TOLERANCES: dict[tuple[str, str], float] = {
+    ("fft", "float32"): 1e-5,
+    ("fft", "float64"): 1e-12,
+    ("stft", "float32"): 1e-5,
+    ("stft", "float64"): 1e-12,
+    ("istft", "float32"): 1e-5,
+    ("istft", "float64"): 1e-11,
+    ("melspectrogram", "float32"): 1e-5,
+    ("melspectrogram", "float64"): 1e-10,
+    # librosa's mel bank is float32 by default: a float64 signal meets float32-rounded weights there
+    ("melspectrogram_vs_librosa", "float64"): 1e-6,
+    ("melspectrogram_vs_torchaudio", "float32"): 2e-5,
+    ("mfcc", "float32"): 1e-4,
+    ("mfcc", "float64"): 1e-9,
+    ("mfcc_vs_librosa", "float64"): 1e-6,
+    ("mfcc_vs_torchaudio", "float32"): 2e-5,
+    ("lfcc", "float32"): 1e-4,
+    ("lfcc", "float64"): 1e-9,
+    ("lfcc_vs_torchaudio", "float32"): 2e-5,
+    ("fftconvolve", "float32"): 1e-5,
+    ("fftconvolve", "float64"): 1e-12,
+}
+
+
+def tolerance(op: str, dtype) -> float:
+    return TOLERANCES[(op, np.dtype(dtype).name if not isinstance(dtype, str) else dtype)]
+
+
+def rel_err(a, b) -> float:
+    """max |a - b| / max |b| (0 when both are all zero); NaN positions must agree."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    assert a.shape == b.shape, f"shape {a.shape} != {b.shape}"
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    assert np.array_equal(nan_a, nan_b), "NaN positions differ"
+    a = np.where(nan_a, 0, a)
+    b = np.where(nan_b, 0, b)
+    scale = np.abs(b).max() if b.size else 0.0
+    diff = np.abs(a.astype(np.complex128) - b.astype(np.complex128)).max() if b.size else 0.0
+    return float(diff / scale) if scale > 0 else float(diff)
+
+
+def required_backends() -> set[str]:
+    return {name.strip() for name in os.environ.get(REQUIRE_ENV, "").split(",") if name.strip()}
+
+
+def require_backend_or_skip(name: str):
+    """The backend object called ``name``; skip (or fail, if listed in SPECUX_REQUIRE_BACKENDS) if
+    unavailable."""
+    from specux._backends import registry
+
+    reason, backend = registry._load(name)
+    if reason is not None:
+        message = f"specux backend {name!r} cannot run here: {reason}"
+        if name in required_backends():
+            pytest.fail(f"{message} (required by {REQUIRE_ENV})")
+        pytest.skip(message)
+    return backend
+
+
+@pytest.fixture
+def require_backend():
+    """``require_backend(name) -> backend``, skipping or failing per ``SPECUX_REQUIRE_BACKENDS``."""
+    return require_backend_or_skip
+
+
+def ref_data_dir() -> Path | None:
+    env = os.environ.get(REF_ENV)
+    if env:
+        path = Path(env)
+    else:
+        path = Path(__file__).resolve().parents[2].parent / "shared" / "ref" / "librosa-test-data"
+    return path if path.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def ref_data() -> Path:
+    path = ref_data_dir()
+    if path is None:
+        pytest.skip(f"librosa reference fixtures not found (../shared/ref/librosa-test-data or ${REF_ENV})")
+    return path
+
+
+class ErrorTable:
+    """Worst relative error per (operation, peer) over the run."""
+
+    def __init__(self) -> None:
+        self.worst: dict[tuple[str, str], float] = {}
+
+    def record(self, op: str, peer: str, err: float) -> float:
+        key = (op, peer)
+        self.worst[key] = max(self.worst.get(key, 0.0), float(err))
+        return err
+
+
+_TABLE = ErrorTable()
+
+
+@pytest.fixture(scope="session")
+def error_table() -> ErrorTable:
+    return _TABLE
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # pragma: no cover - reporting only
+    if not _TABLE.worst:
+        return
+    terminalreporter.section("specux: worst relative error per operation and peer")
+    for (op, peer), err in sorted(_TABLE.worst.items()):
+        terminalreporter.write_line(f"{op:<28} {peer:<26} {err:.3e}")
+    target = os.environ.get(TABLE_ENV)
+    if target:
+        rows = [
+            {"op": op, "peer": peer, "worst_rel_err": err} for (op, peer), err in sorted(_TABLE.worst.items())
+        ]
+        Path(target).write_text(json.dumps(rows, indent=2))
+
+
+@pytest.fixture(scope="session")
+def compare():
+    """``compare(op, peer, got, expected, tol_key=None, dtype=None) -> err``: record the relative error
+    against
+    ``peer`` in the error table and assert it is within ``TOLERANCES[(tol_key or op, dtype)]``."""
+
+    def check(op: str, peer: str, got, expected, tol_key: str | None = None, dtype=None) -> float:
+        got = got.numpy() if hasattr(got, "numpy") and not isinstance(got, np.ndarray) else got
+        expected = (
+            expected.numpy()
+            if hasattr(expected, "numpy") and not isinstance(expected, np.ndarray)
+            else expected
+        )
+        dt = np.dtype(dtype) if dtype is not None else np.asarray(got).real.dtype
+        err = _TABLE.record(f"{op} [{dt.name}]", peer, rel_err(got, expected))
+        tol = tolerance(tol_key or op, dt)
+        assert err <= tol, f"{op} vs {peer}: relative error {err:.3e} > {tol:.1e}"
+        return err
+
+    return check

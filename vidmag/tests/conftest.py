@@ -1,0 +1,80 @@
+"""Shared fixtures of vidmag's tests: the required-backend rule and small synthetic clips.
+
+A test of a backend that cannot run here is skipped with the backend's reason, unless the backend is listed in
+``VIDMAG_REQUIRE_BACKENDS`` (comma-separated; CI sets it), in which case it fails with that reason.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+REQUIRE_ENV = "VIDMAG_REQUIRE_BACKENDS"
+
+
+def required_backends() -> set[str]:
+    """Backend names listed in ``VIDMAG_REQUIRE_BACKENDS``."""
+    return {name.strip() for name in os.environ.get(REQUIRE_ENV, "").split(",") if name.strip()}
+
+
+def require_backend_or_skip(name: str):
+    """The backend ``name`` as ``(name, backend)``; skip (or fail, if required) when it cannot run here."""
+    from vidmag.backend import registry, select
+
+    reason = registry.unavailable_reason(name)
+    if reason is not None:
+        message = f"backend {name!r} cannot run here: {reason}"
+        if name in required_backends():
+            pytest.fail(f"{message} (required by {REQUIRE_ENV})")
+        pytest.skip(message)
+    return select(name)
+
+
+@pytest.fixture
+def require_backend():
+    """``require_backend(name) -> (name, backend)``, skipping or failing per ``VIDMAG_REQUIRE_BACKENDS``."""
+    return require_backend_or_skip
+
+
+def synthetic_clip(T: int = 24, H: int = 48, W: int = 64, seed: int = 0, fs: float = 30.0) -> np.ndarray:
+    """A textured uint8 (T, H, W, 3) clip with a 2 Hz colour pulse and a small 2 Hz sub-pixel drift."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(T) / fs
+    yy, xx = np.mgrid[0:H, 0:W].astype(np.float64)
+    shift = 0.4 * np.sin(2 * np.pi * 2.0 * t)
+    texture = np.sin(0.35 * (xx[None] + shift[:, None, None])) * np.cos(0.23 * yy[None])
+    pulse = 2.5 * np.sin(2 * np.pi * 2.0 * t)[:, None, None]
+    clip = np.empty((T, H, W, 3))
+    for c, (base, depth) in enumerate(((150, 40), (110, 30), (90, 20))):
+        clip[..., c] = base + depth * texture + pulse * (1.0 if c == 0 else 0.5)
+    clip += rng.normal(0.0, 0.7, clip.shape)
+    return np.clip(np.round(clip), 0, 255).astype(np.uint8)
+
+
+@pytest.fixture
+def make_clip():
+    """:func:`synthetic_clip`, for tests that need other sizes (test modules cannot import conftest)."""
+    return synthetic_clip
+
+
+@pytest.fixture(scope="session")
+def clip() -> np.ndarray:
+    """24 frames of 48 x 64 (the synthetic clip)."""
+    return synthetic_clip()
+
+
+#: Parameters of each pipeline that suit the synthetic clip at 30 Hz.
+SYNTHETIC_PARAMS = {
+    "gaussian_ideal": dict(alpha=20.0, level=2, fl=1.5, fh=2.5, chrom_attenuation=0.5),
+    "laplacian_ideal": dict(alpha=10.0, lambda_c=8.0, fl=1.5, fh=2.5, chrom_attenuation=0.5),
+    "laplacian_butterworth": dict(alpha=10.0, lambda_c=8.0, fl=1.0, fh=3.0, chrom_attenuation=0.5),
+    "laplacian_iir": dict(alpha=10.0, lambda_c=8.0, r1=0.4, r2=0.05, chrom_attenuation=0.5),
+}
+
+
+@pytest.fixture
+def synthetic_params():
+    """Pipeline name -> parameters for the synthetic clip (a fresh copy)."""
+    return {name: dict(p) for name, p in SYNTHETIC_PARAMS.items()}
