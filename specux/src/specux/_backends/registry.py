@@ -1,0 +1,165 @@
+"""The table of backends, their availability, and the choice of backend for a call.
+
+Backends are listed in order of preference for ``backend="auto"`` and loaded lazily by module path, so
+importing specux imports no GPU library. See :mod:`specux._backends.base` for what a backend module provides.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from specux import _arrays
+from specux.errors import BackendUnavailableError, UnsupportedOperationError
+
+#: backend names in order of preference; each is the module ``specux._backends.<name>``
+NAMES: tuple[str, ...] = ("cuda", "metal", "opencl", "cpu")
+#: which backend serves arrays living on each device type
+DEVICE_BACKEND = {"cuda": "cuda", "mps": "metal", "cpu": "cpu"}
+
+NOT_BUILT = "not built yet"
+
+_lock = threading.RLock()  # re-entrant: a backend module may consult the registry while loading
+_probed: dict[str, tuple[str | None, Any]] = {}
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """One row of :func:`specux.backends`.
+
+    Attributes
+    ----------
+    name : str
+        ``"cuda"``, ``"metal"``, ``"opencl"`` or ``"cpu"``.
+    available : bool
+        Whether the backend can run on this machine.
+    unavailable_reason : str or None
+        Why it cannot (``None`` when available).
+    ops : tuple of str
+        Public operations it serves (``"fft"`` is the whole FFT family); empty when unavailable.
+    """
+
+    name: str
+    available: bool
+    unavailable_reason: str | None
+    ops: tuple[str, ...]
+
+
+def _load(name: str) -> tuple[str | None, Any]:
+    """(reason, backend) for ``name``, probing once per process."""
+    with _lock:
+        if name in _probed:
+            return _probed[name]
+        try:
+            module = importlib.import_module(f"specux._backends.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"specux._backends.{name}":
+                result = (NOT_BUILT, None)
+            else:
+                result = (f"cannot import specux._backends.{name}: {exc}", None)
+        except Exception as exc:  # a broken backend module must not break specux
+            result = (f"cannot import specux._backends.{name}: {type(exc).__name__}: {exc}", None)
+        else:
+            try:
+                reason = module.probe()
+            except Exception as exc:
+                reason = f"probe failed: {type(exc).__name__}: {exc}"
+            backend = None
+            if reason is None:
+                try:
+                    backend = module.get()
+                except Exception as exc:
+                    reason = f"initialisation failed: {type(exc).__name__}: {exc}"
+            result = (reason, backend)
+        _probed[name] = result
+        return result
+
+
+def reset() -> None:
+    """Forget cached probe results (tests; after installing a driver in a running process)."""
+    with _lock:
+        _probed.clear()
+
+
+def backends() -> list[BackendInfo]:
+    """Every specux backend, with whether it can run here and, if not, why.
+
+    Returns
+    -------
+    list of BackendInfo
+        In order of preference: cuda, metal, opencl, cpu.
+    """
+    rows = []
+    for name in NAMES:
+        reason, backend = _load(name)
+        ops = tuple(sorted(backend.ops)) if backend is not None else ()
+        rows.append(BackendInfo(name, reason is None, reason, ops))
+    return rows
+
+
+def get(name: str) -> Any:
+    """The backend object called ``name``; raises BackendUnavailableError with the reason if it cannot run."""
+    if name not in NAMES:
+        raise ValueError(
+            f"backend must be 'auto' or one of {', '.join(repr(n) for n in NAMES)}; got {name!r}"
+        )
+    reason, backend = _load(name)
+    if reason is not None:
+        raise BackendUnavailableError(name, reason)
+    return backend
+
+
+def _servers(op: str) -> list[str]:
+    return [n for n in NAMES if _load(n)[0] is None and op in _load(n)[1].ops]
+
+
+def _require_op(backend: Any, op: str, public: str) -> None:
+    if op not in backend.ops:
+        servers = _servers(op)
+        where = ", ".join(servers) if servers else "no backend available on this machine"
+        raise UnsupportedOperationError(
+            f"{public}: backend {backend.name!r} does not provide this operation; it is served by: {where}"
+        )
+
+
+def select(x: Any, backend: str, op: str, public: str | None = None) -> Any:
+    """Pick the backend object for running ``op`` on ``x``.
+
+    ``backend="auto"``: a torch tensor runs where it lives, a cupy array on cuda, a host array on cuda when
+    that backend is available and serves ``op``, otherwise on cpu. A named backend is strict: it must be
+    available, serve ``op`` and either own ``x`` or receive host memory; nothing is ever copied through the
+    host.
+    """
+    public = public or op
+    if not isinstance(backend, str):
+        raise TypeError(
+            f"backend must be a str ('auto' or one of {', '.join(NAMES)}); got {type(backend).__name__}"
+        )
+    where = _arrays.device_kind(x)
+    if backend == "auto":
+        if where == "cpu":
+            reason, cuda = _load("cuda")
+            if reason is None and op in cuda.ops:
+                return cuda
+            chosen = get("cpu")
+        else:
+            name = DEVICE_BACKEND.get(where)
+            if name is None:
+                raise UnsupportedOperationError(
+                    f"{public}: no specux backend serves arrays on device {where!r}"
+                )
+            chosen = get(name)
+        _require_op(chosen, op, public)
+        return chosen
+    chosen = get(backend)
+    _require_op(chosen, op, public)
+    if where != "cpu" and not chosen.owns(x):
+        raise UnsupportedOperationError(
+            f"{public}: backend={backend!r} cannot use an array on device {where!r} "
+            f"without copying it through "
+            f"the host; move it yourself or pass backend='auto' (which runs it on "
+            f"{DEVICE_BACKEND.get(where, 'its device')!r})"
+        )
+    return chosen

@@ -1,0 +1,201 @@
+"""Mel filter banks: librosa's (Slaney or HTK scale) and torchaudio's variant of the HTK bank."""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from specux.convert import hz_to_mel, mel_to_hz
+from specux.errors import EmptyFilterWarning, user_stacklevel
+
+__all__ = ["mel", "mel_frequencies", "mel_torchaudio"]
+
+_CACHE_SIZE = 32
+
+
+def mel_frequencies(
+    n_mels: int = 128, *, fmin: float = 0.0, fmax: float = 11025.0, htk: bool = False
+) -> np.ndarray:
+    """``n_mels`` frequencies (Hz) equally spaced on the mel scale from ``fmin`` to ``fmax``; shape
+    (n_mels,)."""
+    mels = np.linspace(hz_to_mel(float(fmin), htk=htk), hz_to_mel(float(fmax), htk=htk), int(n_mels))
+    return np.asarray(mel_to_hz(mels, htk=htk))
+
+
+def _check(sr: float, n_fft: int, n_mels: int, fmin: float, fmax: float) -> None:
+    if not sr > 0:
+        raise ValueError(f"mel: sr must be positive; got {sr}")
+    if isinstance(n_fft, bool) or not isinstance(n_fft, (int, np.integer)) or n_fft < 1:
+        raise ValueError(f"mel: n_fft must be a positive int; got {n_fft!r}")
+    if isinstance(n_mels, bool) or not isinstance(n_mels, (int, np.integer)) or n_mels < 1:
+        raise ValueError(f"mel: n_mels must be a positive int; got {n_mels!r}")
+    if not 0 <= fmin < fmax:
+        raise ValueError(f"mel: need 0 <= fmin < fmax; got fmin={fmin}, fmax={fmax}")
+    if fmax > sr / 2 * (1 + 1e-12):
+        raise ValueError(f"mel: fmax={fmax} Hz is above the Nyquist frequency sr / 2 = {sr / 2} Hz")
+
+
+def _warn_empty(weights: np.ndarray, n_mels: int, n_fft: int) -> None:
+    empty = np.flatnonzero(~(weights.max(axis=1) > 0))
+    if empty.size:
+        warnings.warn(
+            f"mel filter bank: {empty.size} of n_mels={n_mels} filters are empty (channels "
+            f"{', '.join(map(str, empty[:8]))}{', ...' if empty.size > 8 else ''}): they fall between the "
+            f"rfft bins of n_fft={n_fft}; reduce n_mels, raise n_fft or widen fmin..fmax",
+            EmptyFilterWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _mel_cached(
+    sr: float, n_fft: int, n_mels: int, fmin: float, fmax: float, htk: bool, norm: Any
+) -> np.ndarray:
+    fftfreqs = np.fft.rfftfreq(n_fft, 1.0 / sr)
+    mel_f = mel_frequencies(n_mels + 2, fmin=fmin, fmax=fmax, htk=htk)
+    fdiff = np.diff(mel_f)
+    ramps = mel_f[:, None] - fftfreqs[None, :]
+    lower = -ramps[:-2] / fdiff[:-1, None]
+    upper = ramps[2:] / fdiff[1:, None]
+    weights = np.maximum(0.0, np.minimum(lower, upper))
+    if norm == "slaney":
+        weights *= (2.0 / (mel_f[2:] - mel_f[:-2]))[:, None]
+    elif norm is not None:
+        lengths = np.linalg.norm(weights, ord=norm, axis=1, keepdims=True)
+        weights = np.divide(weights, lengths, out=np.zeros_like(weights), where=lengths > 0)
+    weights.flags.writeable = False
+    return weights
+
+
+def _norm_arg(norm: Any) -> Any:
+    if norm is None or norm == "slaney":
+        return norm
+    if isinstance(norm, str) or not (isinstance(norm, (int, float)) and (norm > 0 or norm == -np.inf)):
+        raise ValueError(
+            f"mel: norm must be None, 'slaney' or a positive number (p-norm, np.inf); got {norm!r}"
+        )
+    return float(norm)
+
+
+def mel(
+    *,
+    sr: float,
+    n_fft: int,
+    n_mels: int = 128,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    htk: bool = False,
+    norm: str | float | None = "slaney",
+    dtype: Any = np.float32,
+) -> np.ndarray:
+    """Mel filter bank (librosa.filters.mel): triangles on the mel scale over the rfft bins.
+
+    Parameters
+    ----------
+    sr : float
+        Sampling rate, Hz.
+    n_fft : int
+        FFT length; the bank covers its ``1 + n_fft // 2`` bins.
+    n_mels : int
+        Number of filters.
+    fmin, fmax : float, Hz
+        Lowest and highest edge of the bank. ``fmax=None``: ``sr / 2``. ``fmax`` above ``sr / 2`` is an error.
+    htk : bool
+        HTK mel scale instead of Slaney's.
+    norm : None, "slaney" or float
+        ``"slaney"``: filter ``i`` times ``2 / (f[i+2] - f[i])`` (constant energy per band); a number ``p``:
+        unit ``p``-norm rows; ``None``: peak 1.
+    dtype : numpy dtype
+        Output dtype (built in float64, then cast).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_mels, 1 + n_fft // 2)
+        Read-only (cached). Filters that cover no bin give an :class:`specux.errors.EmptyFilterWarning`.
+
+    Backends: host only (the banks feed every backend).
+    """
+    fmax = float(sr) / 2 if fmax is None else float(fmax)
+    _check(float(sr), n_fft, n_mels, float(fmin), fmax)
+    weights = _mel_cached(float(sr), int(n_fft), int(n_mels), float(fmin), fmax, bool(htk), _norm_arg(norm))
+    _warn_empty(weights, n_mels, n_fft)
+    out = weights.astype(dtype, copy=False)
+    if out is not weights:
+        out.flags.writeable = False
+    return out
+
+
+def _triangles_f32(all_freqs: np.ndarray, f_pts: np.ndarray) -> np.ndarray:
+    """torchaudio's triangular bank in float32 arithmetic; shape (n_filters, n_freqs)."""
+    f_diff = f_pts[1:] - f_pts[:-1]
+    slopes = f_pts[None, :] - all_freqs[:, None]
+    down = (np.float32(-1.0) * slopes[:, :-2]) / f_diff[:-1]
+    up = slopes[:, 2:] / f_diff[1:]
+    return np.maximum(np.float32(0.0), np.minimum(down, up)).T
+
+
+def _linspace_f32(start: float, end: float, steps: int) -> np.ndarray:
+    """torch.linspace in float32: the first half counts up from ``start``, the second half down from
+    ``end``."""
+    if steps == 1:
+        return np.array([start], dtype=np.float32)
+    step = (np.float32(end) - np.float32(start)) / np.float32(steps - 1)  # float32 throughout, as torch
+    i = np.arange(steps)
+    half = steps // 2
+    up = np.float32(start) + step * i[:half].astype(np.float32)
+    down = np.float32(end) - step * (steps - 1 - i[half:]).astype(np.float32)
+    return np.concatenate([up, down]).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _mel_torchaudio_cached(sr: int, n_fft: int, n_mels: int, fmin: float, fmax: float, htk: bool, norm: Any):
+    all_freqs = _linspace_f32(0.0, float(sr // 2), n_fft // 2 + 1)
+    m_min = 2595.0 * math.log10(1.0 + fmin / 700.0) if htk else float(hz_to_mel(fmin))
+    m_max = 2595.0 * math.log10(1.0 + fmax / 700.0) if htk else float(hz_to_mel(fmax))
+    m_pts = _linspace_f32(m_min, m_max, n_mels + 2)
+    if htk:
+        f_pts = np.float32(700.0) * (np.float32(10.0) ** (m_pts / np.float32(2595.0)) - np.float32(1.0))
+    else:  # Slaney, evaluated in float32 as torchaudio does
+        f_sp, min_log_mel = np.float32(200.0 / 3), np.float32(1000.0 / (200.0 / 3))
+        logstep = np.float32(math.log(6.4) / 27.0)
+        f_pts = np.where(
+            m_pts >= min_log_mel,
+            np.float32(1000.0) * np.exp(logstep * (m_pts - min_log_mel)),
+            f_sp * m_pts,
+        )
+    f_pts = f_pts.astype(np.float32)
+    weights = _triangles_f32(all_freqs, f_pts)
+    if norm == "slaney":
+        weights = weights * (np.float32(2.0) / (f_pts[2:] - f_pts[:-2]))[:, None]
+    weights = np.ascontiguousarray(weights, dtype=np.float32)
+    weights.flags.writeable = False
+    return weights
+
+
+def mel_torchaudio(
+    *,
+    sr: int,
+    n_fft: int,
+    n_mels: int = 128,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    htk: bool = True,
+    norm: str | None = None,
+) -> np.ndarray:
+    """The mel bank torchaudio.functional.melscale_fbanks builds, transposed to (n_mels, 1 + n_fft // 2).
+
+    Differences from :func:`mel`: the bin frequencies are ``linspace(0, sr // 2, 1 + n_fft // 2)`` (not
+    ``rfftfreq``), everything is computed in float32, ``fmax=None`` means ``sr // 2``, and the defaults are
+    torchaudio's (HTK scale, no normalisation). Returns float32, read-only.
+    """
+    fmax = float(sr // 2) if fmax is None else float(fmax)
+    _check(float(sr), n_fft, n_mels, float(fmin), fmax)
+    if norm not in (None, "slaney"):
+        raise ValueError(f"mel_torchaudio: norm must be None or 'slaney'; got {norm!r}")
+    weights = _mel_torchaudio_cached(int(sr), int(n_fft), int(n_mels), float(fmin), fmax, bool(htk), norm)
+    _warn_empty(weights, n_mels, n_fft)
+    return weights

@@ -1,0 +1,96 @@
+"""Analysis windows: scipy-style specifications, padded to the FFT length, memoised."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import scipy.signal
+
+__all__ = ["get_window", "pad_center", "window_for"]
+
+_CACHE_SIZE = 64
+
+
+def _hashable(window: Any) -> bool:
+    try:
+        hash(window)
+    except TypeError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _scipy_window(window: str | tuple | float, Nx: int, fftbins: bool) -> np.ndarray:
+    out = np.asarray(scipy.signal.get_window(window, Nx, fftbins=fftbins), dtype=np.float64)
+    out.flags.writeable = False
+    return out
+
+
+def get_window(window: Any, Nx: int, *, fftbins: bool = True) -> np.ndarray:
+    """A window of length ``Nx`` (librosa's / scipy.signal's specification).
+
+    Parameters
+    ----------
+    window : str, tuple, float, callable or array_like
+        A scipy.signal window name (``"hann"``, ``"hamming"``, ...), a tuple with parameters
+        (``("kaiser", 8.0)``, ``("tukey", 0.25)``), a number (Kaiser beta), a callable ``f(Nx) -> array``, or
+        the window itself (an array of length ``Nx``).
+    Nx : int
+        Window length in samples (>= 1).
+    fftbins : bool
+        True: periodic window (for spectral analysis); False: symmetric.
+
+    Returns
+    -------
+    numpy.ndarray, shape (Nx,), float64
+        Read-only for named windows (the result is cached); callables and arrays give fresh arrays.
+    """
+    if isinstance(Nx, bool) or not isinstance(Nx, (int, np.integer)) or Nx < 1:
+        raise ValueError(f"get_window: Nx must be a positive int; got {Nx!r}")
+    Nx = int(Nx)
+    if callable(window):
+        out = np.asarray(window(Nx), dtype=np.float64)
+        if out.shape != (Nx,):
+            raise ValueError(f"window: callable returned shape {out.shape}, expected ({Nx},)")
+        return out
+    if isinstance(window, (str, tuple)) or np.isscalar(window):
+        if not _hashable(window):
+            raise ValueError(f"window: invalid window specification {window!r}")
+        try:
+            return _scipy_window(window, Nx, bool(fftbins))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"window: invalid window specification {window!r}: {exc}") from None
+    if isinstance(window, (np.ndarray, list)) or hasattr(window, "__array__"):
+        out = np.asarray(window, dtype=np.float64)
+        if out.shape != (Nx,):
+            raise ValueError(f"window: array window has shape {out.shape}; its length must be {Nx}")
+        return out
+    raise ValueError(f"window: invalid window specification {window!r}")
+
+
+def pad_center(data: np.ndarray, size: int) -> np.ndarray:
+    """Zero-pad a 1-D array to ``size``, centred (``(size - len) // 2`` zeros on the left), as librosa
+    does."""
+    n = data.shape[-1]
+    if n > size:
+        raise ValueError(f"pad_center: target size ({size}) must be at least the input size ({n})")
+    lpad = (size - n) // 2
+    return np.pad(data, (lpad, size - n - lpad))
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _cached_window_for(window: Any, win_length: int, n_fft: int) -> np.ndarray:
+    out = pad_center(get_window(window, win_length, fftbins=True), n_fft)
+    out.flags.writeable = False
+    return out
+
+
+def window_for(window: Any, win_length: int, n_fft: int) -> np.ndarray:
+    """The periodic analysis window of ``win_length`` centred in ``n_fft`` samples, float64, read-only."""
+    if isinstance(window, (str, tuple)) or (np.isscalar(window) and _hashable(window)):
+        return _cached_window_for(window, win_length, n_fft)
+    out = pad_center(get_window(window, win_length, fftbins=True), n_fft)
+    out.flags.writeable = False
+    return out

@@ -1,0 +1,329 @@
+"""Parameter validation for the transforms, kept apart from computing so that every backend and specux.torch
+reuse it.
+
+Each ``*_params`` function checks the public arguments against the input's shape and dtype, raises
+``ValueError`` / ``TypeError`` naming the parameter and the allowed values, and returns a frozen dataclass
+with every derived value filled in (``None`` defaults resolved). Backends receive these dataclasses
+(see specux._backends.base).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from specux import _arrays
+from specux._filters.windows import window_for
+from specux.errors import user_stacklevel
+
+#: real precisions the CPU backend computes in
+CPU_DTYPES = ("float32", "float64")
+PAD_MODES = ("constant", "reflect", "edge", "symmetric", "wrap")
+STFT_OUTPUTS = ("complex", "magnitude", "power", "real_imag")
+NOLA_MODES = ("ignore", "raise")
+_COMPLEX = {"float16": "complex32", "float32": "complex64", "float64": "complex128"}
+_REAL = {v: k for k, v in _COMPLEX.items()}
+
+
+def positive_int(value: Any, name: str, public: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{public}: {name} must be an int >= {minimum}; got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{public}: {name} must be >= {minimum}; got {value}")
+    return int(value)
+
+
+def choice(value: Any, name: str, public: str, allowed: tuple) -> Any:
+    if value not in allowed:
+        raise ValueError(
+            f"{public}: {name} must be one of {', '.join(repr(a) for a in allowed)}; got {value!r}"
+        )
+    return value
+
+
+def positive_float(value: Any, name: str, public: str) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{public}: {name} must be a positive number; got {value!r}") from None
+    if not (out > 0 and math.isfinite(out)):
+        raise ValueError(f"{public}: {name} must be a positive finite number; got {value!r}")
+    return out
+
+
+def real_dtype(
+    x: Any,
+    public: str,
+    name: str,
+    accepted: tuple[str, ...] = CPU_DTYPES,
+    *,
+    allow_complex: bool = False,
+    override: Any = None,
+) -> str:
+    """The real precision to compute ``x`` in: its own (or ``override``'s), which must be in ``accepted``."""
+    got = _arrays.real_dtype_name(x)
+    if override is not None:
+        want = np.dtype(override).name
+        want = _REAL.get(want, want)
+        if want not in accepted:
+            raise TypeError(
+                f"{public}: dtype={np.dtype(override).name} is not supported; accepted precisions: "
+                f"{', '.join(accepted)} (complex: {', '.join(_COMPLEX[a] for a in accepted)})"
+            )
+    else:
+        want = _REAL.get(got, got) if allow_complex else got
+    is_complex = got.startswith("complex")
+    if (is_complex and not allow_complex) or _REAL.get(got, got) not in accepted:
+        kinds = ", ".join(accepted) + (
+            f" (or {', '.join(_COMPLEX[a] for a in accepted)})" if allow_complex else ""
+        )
+        raise TypeError(f"{public}: {name} has dtype {got}; accepted dtypes on this backend: {kinds}")
+    return want
+
+
+def nonempty(shape: tuple[int, ...], public: str, name: str, min_ndim: int = 1) -> None:
+    if len(shape) < min_ndim:
+        raise ValueError(f"{public}: {name} must have at least {min_ndim} dimension(s); got shape {shape}")
+    if 0 in shape:
+        raise ValueError(f"{public}: {name} is empty (shape {shape})")
+
+
+# --- stft / istft
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class StftParams:
+    """Resolved stft arguments. ``window`` is float64 of length ``n_fft`` (centred, zero-padded),
+    read-only."""
+
+    n_fft: int
+    hop_length: int
+    win_length: int
+    window: np.ndarray
+    center: bool
+    pad_mode: str
+    output: str
+    dtype: str  # real precision: "float32" / "float64"
+    length: int  # input samples along the last axis
+    n_frames: int
+
+
+def stft_params(
+    shape: tuple[int, ...],
+    dtype: str,
+    *,
+    n_fft: int,
+    hop_length: int | None,
+    win_length: int | None,
+    window: Any,
+    center: bool,
+    pad_mode: str,
+    output: str,
+    public: str = "stft",
+) -> StftParams:
+    nonempty(shape, public, "y")
+    n_fft = positive_int(n_fft, "n_fft", public)
+    win_length = n_fft if win_length is None else positive_int(win_length, "win_length", public)
+    if win_length > n_fft:
+        raise ValueError(f"{public}: win_length={win_length} must be <= n_fft={n_fft}")
+    hop_length = (
+        max(win_length // 4, 1) if hop_length is None else positive_int(hop_length, "hop_length", public)
+    )
+    choice(pad_mode, "pad_mode", public, PAD_MODES)
+    choice(output, "output", public, STFT_OUTPUTS)
+    length = shape[-1]
+    if center:
+        if n_fft > length:
+            warnings.warn(
+                f"{public}: n_fft={n_fft} is larger than the signal length {length}; the frames are "
+                "mostly padding",
+                UserWarning,
+                stacklevel=user_stacklevel(),
+            )
+        padded = length + 2 * (n_fft // 2)
+    else:
+        if n_fft > length:
+            raise ValueError(
+                f"{public}: n_fft={n_fft} is larger than the signal length {length} with center=False "
+                "(use a smaller n_fft, a longer signal, or center=True)"
+            )
+        padded = length
+    n_frames = 1 + (padded - n_fft) // hop_length
+    win = window_for(window, win_length, n_fft)
+    return StftParams(
+        n_fft, hop_length, win_length, win, bool(center), pad_mode, output, dtype, length, n_frames
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class IstftParams:
+    """Resolved istft arguments; ``n_frames`` frames of the input are used, ``out_length`` samples
+    produced."""
+
+    n_fft: int
+    hop_length: int
+    win_length: int
+    window: np.ndarray
+    center: bool
+    dtype: str  # real precision of the output
+    n_frames: int
+    out_length: int
+    nola: str
+
+
+def istft_params(
+    shape: tuple[int, ...],
+    dtype: str,
+    *,
+    hop_length: int | None,
+    win_length: int | None,
+    n_fft: int | None,
+    window: Any,
+    center: bool,
+    length: int | None,
+    nola: str,
+    public: str = "istft",
+) -> IstftParams:
+    nonempty(shape, public, "stft_matrix", min_ndim=2)
+    n_bins, frames = shape[-2], shape[-1]
+    n_fft = 2 * (n_bins - 1) if n_fft is None else positive_int(n_fft, "n_fft", public)
+    if n_fft < 1:
+        raise ValueError(
+            f"{public}: stft_matrix has {n_bins} frequency bins; n_fft cannot be derived from it"
+        )
+    if n_fft // 2 + 1 != n_bins:
+        raise ValueError(
+            f"{public}: n_fft={n_fft} needs {n_fft // 2 + 1} frequency bins; stft_matrix has {n_bins}"
+        )
+    win_length = n_fft if win_length is None else positive_int(win_length, "win_length", public)
+    if win_length > n_fft:
+        raise ValueError(f"{public}: win_length={win_length} must be <= n_fft={n_fft}")
+    hop_length = (
+        max(win_length // 4, 1) if hop_length is None else positive_int(hop_length, "hop_length", public)
+    )
+    choice(nola, "nola", public, NOLA_MODES)
+    n_frames = frames
+    if length is not None:
+        length = positive_int(length, "length", public)
+        padded = length + 2 * (n_fft // 2) if center else length
+        n_frames = min(frames, math.ceil(padded / hop_length))
+        out_length = length
+    else:
+        out_length = n_fft + hop_length * (n_frames - 1) - (2 * (n_fft // 2) if center else 0)
+        if out_length < 1:
+            raise ValueError(
+                f"{public}: {frames} frame(s) of n_fft={n_fft} with center=True leave no samples"
+            )
+    win = window_for(window, win_length, n_fft)
+    return IstftParams(n_fft, hop_length, win_length, win, bool(center), dtype, n_frames, out_length, nola)
+
+
+# --- mel / cepstral
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class MelParams:
+    """Resolved melspectrogram arguments: the stft (None when S is given) and the bank (n_mels, F)."""
+
+    stft: StftParams | None  # None when a spectrogram S was given
+    power: float
+    basis: np.ndarray
+    dtype: str
+
+
+@dataclass(frozen=True, eq=False)
+class CepstralParams:
+    """Resolved mfcc / lfcc arguments after the filter-bank stage."""
+
+    mel: MelParams
+    n_coeffs: int
+    dct_type: int
+    norm: str | None
+    lifter: float
+    # "power_to_db" (librosa), "torchaudio_db" (torchaudio's per-item top_db), "log", "none" (S given)
+    log: str
+    top_db: float | None
+    dct: np.ndarray  # (n_coeffs, n_bands) float64, lifter folded in, read-only
+
+
+# --- fftconvolve
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvolveParams:
+    """Resolved fftconvolve arguments (scipy.signal's rules), for inputs already swapped if "valid" needs it.
+
+    ``axes`` are the convolved axes (non-negative, sorted, without axes where either input has length 1, which
+    broadcast); ``out_shape`` is the final shape after the ``mode`` crop; ``dtype`` is numpy's result dtype.
+    """
+
+    mode: str
+    axes: tuple[int, ...]
+    swapped: bool
+    full_shape: tuple[int, ...]
+    out_shape: tuple[int, ...]
+    dtype: str
+
+
+CONVOLVE_MODES = ("full", "same", "valid")
+
+
+def convolve_params(
+    s1: tuple[int, ...], s2: tuple[int, ...], dtype: str, mode: str, axes: Any, public: str = "fftconvolve"
+) -> ConvolveParams:
+    choice(mode, "mode", public, CONVOLVE_MODES)
+    if len(s1) != len(s2):
+        raise ValueError(
+            f"{public}: in1 and in2 must have the same number of dimensions; got shapes {s1} and {s2}"
+        )
+    if len(s1) == 0:
+        raise ValueError(f"{public}: in1 and in2 must have at least one dimension")
+    if 0 in s1 or 0 in s2:
+        raise ValueError(f"{public}: empty input (shapes {s1} and {s2})")
+    ndim = len(s1)
+    if axes is None:
+        axes_list = list(range(ndim))
+    else:
+        axes_list = [axes] if isinstance(axes, (int, np.integer)) else list(axes)
+        if not axes_list:
+            raise ValueError(f"{public}: axes, when given, cannot be empty")
+        for a in axes_list:
+            if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or not -ndim <= a < ndim:
+                raise ValueError(f"{public}: axis {a!r} is out of bounds for {ndim}-dimensional inputs")
+        axes_list = [int(a) % ndim for a in axes_list]
+        if len(set(axes_list)) != len(axes_list):
+            raise ValueError(f"{public}: axes must be unique; got {axes}")
+    conv = sorted(a for a in axes_list if s1[a] != 1 and s2[a] != 1)
+    for a in range(ndim):
+        if a not in conv and not (s1[a] == s2[a] or s1[a] == 1 or s2[a] == 1):
+            raise ValueError(
+                f"{public}: incompatible shapes {s1} and {s2} along axis {a} (it is not convolved, "
+                "so the sizes must match or one must be 1)"
+            )
+    swapped = False
+    if mode == "valid":
+        ok1 = all(s1[a] >= s2[a] for a in conv)
+        ok2 = all(s2[a] >= s1[a] for a in conv)
+        if not (ok1 or ok2):
+            raise ValueError(
+                f"{public}: for mode='valid', one input must be at least as large as the other along "
+                f"every convolved axis; got shapes {s1} and {s2}"
+            )
+        swapped = not ok1
+        if swapped:
+            s1, s2 = s2, s1
+    full = tuple(s1[a] + s2[a] - 1 if a in conv else max(s1[a], s2[a]) for a in range(ndim))
+    if mode == "full":
+        out = full
+    elif mode == "same":
+        out = s1
+    else:
+        out = tuple(s1[a] - s2[a] + 1 if a in conv else full[a] for a in range(ndim))
+    return ConvolveParams(mode, tuple(conv), swapped, full, tuple(out), dtype)

@@ -1,0 +1,227 @@
+"""Unit conversions: Hz <-> mel / MIDI / octaves, and power / amplitude <-> decibels (librosa's definitions).
+
+All functions take scalars or numpy arrays (the decibel functions also torch CPU tensors, returned as torch)
+and run on the host. Backends: cpu. Autograd / torch.compile: planned (specux.torch).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from specux import _arrays
+
+__all__ = [
+    "amplitude_to_db",
+    "db_to_amplitude",
+    "db_to_power",
+    "hz_to_mel",
+    "hz_to_midi",
+    "hz_to_octs",
+    "mel_to_hz",
+    "midi_to_hz",
+    "note_to_hz",
+    "octs_to_hz",
+    "power_to_db",
+    "tiny",
+]
+
+# Slaney's mel scale: linear (200/3 Hz per mel) below 1 kHz, logarithmic above with 27 mels per factor 6.4.
+_F_SP = 200.0 / 3
+_MIN_LOG_HZ = 1000.0
+_MIN_LOG_MEL = _MIN_LOG_HZ / _F_SP
+_LOGSTEP = math.log(6.4) / 27.0
+
+
+def _scalar_or_array(x: Any, out: np.ndarray) -> Any:
+    return out.item() if np.ndim(x) == 0 and not isinstance(x, np.ndarray) else out
+
+
+def hz_to_mel(frequencies: Any, *, htk: bool = False) -> Any:
+    """Hz to mels: Slaney's scale (``htk=False``) or HTK's ``2595 log10(1 + f / 700)``.
+
+    Parameters
+    ----------
+    frequencies : float or array, Hz
+    htk : bool
+        Use the HTK formula instead of Slaney's.
+
+    Returns
+    -------
+    float or array (same shape), mels
+    """
+    f = np.asanyarray(frequencies, dtype=float)
+    if htk:
+        mels = 2595.0 * np.log10(1.0 + f / 700.0)
+    else:
+        mels = f / _F_SP
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logpart = _MIN_LOG_MEL + np.log(f / _MIN_LOG_HZ) / _LOGSTEP
+        mels = np.where(f >= _MIN_LOG_HZ, logpart, mels)
+    return _scalar_or_array(frequencies, np.asarray(mels))
+
+
+def mel_to_hz(mels: Any, *, htk: bool = False) -> Any:
+    """Mels to Hz, the inverse of :func:`hz_to_mel` (same scales)."""
+    m = np.asanyarray(mels, dtype=float)
+    if htk:
+        freqs = 700.0 * (10.0 ** (m / 2595.0) - 1.0)
+    else:
+        freqs = np.where(m >= _MIN_LOG_MEL, _MIN_LOG_HZ * np.exp(_LOGSTEP * (m - _MIN_LOG_MEL)), _F_SP * m)
+    return _scalar_or_array(mels, np.asarray(freqs))
+
+
+def hz_to_midi(frequencies: Any) -> Any:
+    """Hz to MIDI note numbers (fractional): ``12 log2(f / 440) + 69``."""
+    f = np.asanyarray(frequencies, dtype=float)
+    with np.errstate(divide="ignore"):
+        out = 12.0 * (np.log2(f) - math.log2(440.0)) + 69.0
+    return _scalar_or_array(frequencies, np.asarray(out))
+
+
+def midi_to_hz(notes: Any) -> Any:
+    """MIDI note numbers to Hz: ``440 * 2 ** ((n - 69) / 12)``."""
+    n = np.asanyarray(notes, dtype=float)
+    return _scalar_or_array(notes, np.asarray(440.0 * 2.0 ** ((n - 69.0) / 12.0)))
+
+
+def hz_to_octs(frequencies: Any, *, tuning: float = 0.0, bins_per_octave: int = 12) -> Any:
+    """Hz to octave numbers, where octave 0 starts at A0 / 16 for ``tuning=0`` (librosa's convention).
+
+    ``tuning`` is in fractions of a bin; ``bins_per_octave`` sets the bin size.
+    """
+    a440 = 440.0 * 2.0 ** (tuning / bins_per_octave)
+    f = np.asanyarray(frequencies, dtype=float)
+    with np.errstate(divide="ignore"):
+        out = np.log2(f / (a440 / 16.0))
+    return _scalar_or_array(frequencies, np.asarray(out))
+
+
+def octs_to_hz(octs: Any, *, tuning: float = 0.0, bins_per_octave: int = 12) -> Any:
+    """Octave numbers to Hz, the inverse of :func:`hz_to_octs`."""
+    a440 = 440.0 * 2.0 ** (tuning / bins_per_octave)
+    o = np.asanyarray(octs, dtype=float)
+    return _scalar_or_array(octs, np.asarray((a440 / 16.0) * 2.0**o))
+
+
+_NOTE = re.compile(r"^\s*([A-Ga-g])([#♯b!♭𝄪𝄫]*)([+-]?\d+)?\s*$")
+_PITCH = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
+_ACC = {"#": 1, "♯": 1, "b": -1, "!": -1, "♭": -1, "𝄪": 2, "𝄫": -2}
+
+
+def note_to_hz(note: str | Any) -> Any:
+    """Note names (``"A4"``, ``"C#3"``, ``"Eb5"``; octave 0 when omitted) to Hz; a list gives an array."""
+    if isinstance(note, str):
+        match = _NOTE.match(note)
+        if match is None:
+            raise ValueError(f"note_to_hz: improper note format {note!r} (expected e.g. 'A4', 'C#3', 'Eb5')")
+        letter, acc, octave = match.groups()
+        midi = 12 * (int(octave or 0) + 1) + _PITCH[letter.upper()] + sum(_ACC[c] for c in acc)
+        return midi_to_hz(midi)
+    return np.array([note_to_hz(n) for n in note], dtype=float)
+
+
+def tiny(x: Any) -> float:
+    """Smallest positive normal number of ``x``'s floating precision (float64 for non-float input).
+
+    ``x`` may be a value, an array or a dtype; complex types give their real precision.
+    """
+    if isinstance(x, (np.dtype, type)):
+        dtype = np.dtype(x)
+    else:
+        dtype = np.dtype(_arrays.real_dtype_name(x)) if hasattr(x, "dtype") else np.asarray(x).dtype
+    if np.issubdtype(dtype, np.complexfloating):
+        dtype = np.finfo(dtype).dtype
+    if not np.issubdtype(dtype, np.floating):
+        dtype = np.dtype(np.float64)
+    return float(np.finfo(dtype).tiny)
+
+
+# --- decibels
+# ------------------------------------------------------------------------------------------------
+
+
+def _ref_value(ref: float | Callable[[np.ndarray], Any], magnitude: np.ndarray) -> float:
+    return float(np.abs(ref(magnitude))) if callable(ref) else float(np.abs(ref))
+
+
+def _check_db_args(amin: float, top_db: float | None, public: str) -> None:
+    if not amin > 0:
+        raise ValueError(f"{public}: amin must be strictly positive; got {amin}")
+    if top_db is not None and top_db < 0:
+        raise ValueError(f"{public}: top_db must be non-negative (or None); got {top_db}")
+
+
+def _power_to_db_numpy(S: np.ndarray, ref: float | Callable, amin: float, top_db: float | None) -> np.ndarray:
+    magnitude = np.abs(S) if np.iscomplexobj(S) else S
+    if not np.issubdtype(magnitude.dtype, np.floating):
+        magnitude = magnitude.astype(np.float64)
+    ref_value = _ref_value(ref, magnitude)
+    log_spec = 10.0 * np.log10(np.maximum(magnitude, magnitude.dtype.type(amin)))
+    log_spec -= magnitude.dtype.type(10.0 * np.log10(max(amin, ref_value)))
+    if top_db is not None and log_spec.size:
+        # NaN frames stay NaN but do not poison the floor of every other frame (librosa's max would).
+        with np.errstate(invalid="ignore"):
+            peak = np.nanmax(log_spec) if np.isnan(log_spec).any() else log_spec.max()
+        if np.isfinite(peak):
+            log_spec = np.maximum(log_spec, log_spec.dtype.type(peak - top_db))
+    return log_spec
+
+
+def power_to_db(
+    S: Any, *, ref: float | Callable = 1.0, amin: float = 1e-10, top_db: float | None = 80.0
+) -> Any:
+    """Power spectrogram to decibels: ``10 log10(max(S, amin) / ref)``, floored at ``max - top_db``.
+
+    Parameters
+    ----------
+    S : array, shape (...), power (non-negative; complex input uses its magnitude)
+    ref : float or callable
+        Reference power (0 dB), or a function of the array giving it (e.g. ``np.max``).
+    amin : float
+        Floor applied to ``S`` and ``ref`` before the logarithm (> 0).
+    top_db : float or None
+        Floor the output at ``max(output) - top_db``, the maximum taken over the whole array (as librosa does,
+        including any batch dimensions), ignoring NaN. ``None``: no floor.
+
+    Returns
+    -------
+    array, same shape, dB; float of ``S``'s precision. NaN stays NaN.
+
+    Backends: cpu. Autograd / torch.compile: planned (specux.torch).
+    """
+    _check_db_args(amin, top_db, "power_to_db")
+    x = _arrays.to_numpy(S) if _arrays.is_torch(S) else np.asarray(S)
+    return _arrays.like(_power_to_db_numpy(x, ref, amin, top_db), S)
+
+
+def amplitude_to_db(
+    S: Any, *, ref: float | Callable = 1.0, amin: float = 1e-5, top_db: float | None = 80.0
+) -> Any:
+    """Amplitude spectrogram to decibels: ``20 log10(max(|S|, amin) / ref)``, floored at ``max - top_db``.
+
+    Same parameters and conventions as :func:`power_to_db`, on amplitudes (``ref`` and ``amin`` are
+    amplitudes). Backends: cpu.
+    """
+    _check_db_args(amin, top_db, "amplitude_to_db")
+    x = _arrays.to_numpy(S) if _arrays.is_torch(S) else np.asarray(S)
+    magnitude = np.abs(x)
+    ref_value = _ref_value(ref, magnitude)
+    out = _power_to_db_numpy(np.square(magnitude), ref_value**2, amin**2, top_db)
+    return _arrays.like(out, S)
+
+
+def db_to_power(S_db: Any, *, ref: float = 1.0) -> Any:
+    """Decibels to power: ``ref * 10 ** (S_db / 10)``. Backends: cpu."""
+    x = _arrays.to_numpy(S_db) if _arrays.is_torch(S_db) else np.asarray(S_db)
+    return _arrays.like(ref * np.power(x.dtype.type(10.0) if x.dtype.kind == "f" else 10.0, 0.1 * x), S_db)
+
+
+def db_to_amplitude(S_db: Any, *, ref: float = 1.0) -> Any:
+    """Decibels to amplitude: ``ref * 10 ** (S_db / 20)``. Backends: cpu."""
+    x = _arrays.to_numpy(S_db) if _arrays.is_torch(S_db) else np.asarray(S_db)
+    return _arrays.like(ref * np.power(x.dtype.type(10.0) if x.dtype.kind == "f" else 10.0, 0.05 * x), S_db)

@@ -1,0 +1,426 @@
+"""The FFT family with numpy.fft's signatures, run on any specux backend.
+
+Every transform takes numpy's arguments (``n`` / ``s``, ``axis`` / ``axes``, ``norm`` in ``"backward"``
+(``None``), ``"ortho"`` or ``"forward"``) plus a keyword-only ``backend="auto"``. Results keep the input's
+precision (float32 / complex64 in -> complex64 out; float64 / complex128 -> complex128) and the input's array
+library (numpy, torch, cupy). Integer and bool inputs are promoted to float64 as numpy does; float16 is
+accepted only by backends whose precisions include it (not ``cpu``).
+
+Backends: cpu (scipy.fft); cuda / metal / opencl when built and available (see :func:`specux.backends`).
+Autograd / torch.compile: not yet (planned in specux.torch); torch tensors are detached.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from specux import _arrays
+from specux._backends import registry
+from specux._backends.base import FFT_OP
+
+__all__ = [
+    "fft",
+    "fft2",
+    "fftfreq",
+    "fftn",
+    "fftshift",
+    "hfft",
+    "ifft",
+    "ifft2",
+    "ifftn",
+    "ifftshift",
+    "ihfft",
+    "irfft",
+    "irfft2",
+    "irfftn",
+    "rfft",
+    "rfft2",
+    "rfftfreq",
+    "rfftn",
+]
+
+_NORMS = (None, "backward", "ortho", "forward")
+_SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+_COMPLEX_OF = {"float16": "complex32", "float32": "complex64", "float64": "complex128"}
+_REAL_OF = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
+
+
+def _scale(norm: str | None, n: int, inverse: bool) -> float:
+    if norm not in _NORMS:
+        raise ValueError(f'norm must be None, "backward", "ortho" or "forward"; got {norm!r}')
+    if norm == "ortho":
+        return 1.0 / math.sqrt(n)
+    if (norm == "forward") != inverse:  # forward-normalised forward, or backward-normalised inverse
+        return 1.0 / n
+    return 1.0
+
+
+def _check_n(n: int, public: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{public}: n must be an int; got {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"{public}: invalid number of FFT data points n={n}; it must be >= 1")
+    return int(n)
+
+
+def _norm_axis(axis: int, ndim: int, public: str) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{public}: axis must be an int; got {type(axis).__name__}")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{public}: axis {axis} is out of bounds for an array of dimension {ndim}")
+    return int(axis) % ndim
+
+
+class _Call:
+    """One FFT-family call: the chosen backend, the input in the form it accepts, and the way back."""
+
+    def __init__(self, a: Any, backend: str, public: str, want: str):
+        self.public = public
+        self.ref = a
+        if not (_arrays.is_torch(a) or _arrays.is_cupy(a)):
+            a = np.asarray(a)
+        if a.ndim == 0:
+            raise ValueError(f"{public}: input must have at least one dimension")
+        self.backend = registry.select(a, backend, FFT_OP, f"specux.fft.{public}")
+        if _arrays.is_host(a):
+            a = _arrays.to_numpy(a)
+        self.x = self._cast(a, want)
+
+    def _cast(self, a: Any, want: str) -> Any:
+        name = _arrays.real_dtype_name(a)
+        is_complex = name.startswith("complex")
+        if name == "bool" or name.startswith(("int", "uint")):
+            real = "float64"
+        elif is_complex:
+            real = _REAL_OF.get(name)
+        elif name.startswith("float"):
+            real = name
+        else:
+            real = None
+        if real is None or real not in self.backend.dtypes:
+            accepted = ", ".join(sorted(self.backend.dtypes))
+            cplx = ", ".join(_COMPLEX_OF[d] for d in sorted(self.backend.dtypes))
+            raise TypeError(
+                f"specux.fft.{self.public}: dtype {name} is not supported on backend {self.backend.name!r}; "
+                f"accepted: {accepted}, {cplx} (integer and bool inputs are promoted to float64)"
+            )
+        if want == "real":
+            if is_complex:
+                raise TypeError(f"specux.fft.{self.public}: input must be real; got dtype {name}")
+            return _arrays.astype(a, real)
+        return _arrays.astype(a, _COMPLEX_OF[real])
+
+    def c2c(self, x: Any, n: int | None, axis: int, norm: str | None, inverse: bool) -> Any:
+        axis = _norm_axis(axis, x.ndim, self.public)
+        n = x.shape[axis] if n is None else _check_n(n, self.public)
+        if n < 1:
+            raise ValueError(f"{self.public}: invalid number of FFT data points ({n}) along axis {axis}")
+        x = _arrays.resize_axis(x, axis, n)
+        return self.backend.c2c(x, axis, inverse, _scale(norm, n, inverse))
+
+    def r2c(self, x: Any, n: int | None, axis: int, norm: str | None) -> Any:
+        axis = _norm_axis(axis, x.ndim, self.public)
+        n = x.shape[axis] if n is None else _check_n(n, self.public)
+        if n < 1:
+            raise ValueError(f"{self.public}: invalid number of FFT data points ({n}) along axis {axis}")
+        x = _arrays.resize_axis(x, axis, n)
+        return self.backend.r2c(x, axis, _scale(norm, n, False))
+
+    def c2r(self, x: Any, n: int | None, axis: int, norm: str | None) -> Any:
+        axis = _norm_axis(axis, x.ndim, self.public)
+        n = 2 * (x.shape[axis] - 1) if n is None else _check_n(n, self.public)
+        if n < 1:
+            raise ValueError(f"{self.public}: invalid number of output data points ({n}) along axis {axis}")
+        x = _arrays.resize_axis(x, axis, n // 2 + 1)
+        return self.backend.c2r(x, axis, n, _scale(norm, n, True))
+
+    def done(self, out: Any) -> Any:
+        return _arrays.like(out, self.ref)
+
+
+# --- one-dimensional
+# -----------------------------------------------------------------------------------------
+
+
+def fft(
+    a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
+) -> Any:
+    """One-dimensional discrete Fourier transform (numpy.fft.fft).
+
+    Parameters
+    ----------
+    a : array_like, shape (..., N, ...)
+        Input (numpy array, torch tensor or cupy array); real input is treated as complex.
+    n : int, optional
+        Transform length: the input is truncated or zero-padded along ``axis``. ``None``: ``a.shape[axis]``.
+    axis : int
+        Axis to transform.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation: ``None`` / ``"backward"`` scales the inverse by ``1/n``; ``"ortho"`` both by
+        ``1/sqrt(n)``; ``"forward"`` the forward by ``1/n``.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array, shape as ``a`` with ``n`` along ``axis``
+        Complex (complex64 for float32 / complex64 input, else complex128), in ``a``'s library.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: planned (specux.torch).
+    """
+    call = _Call(a, backend, "fft", "complex")
+    return call.done(call.c2c(call.x, n, axis, norm, inverse=False))
+
+
+def ifft(
+    a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
+) -> Any:
+    """Inverse of :func:`fft` (numpy.fft.ifft); same parameters, shapes and backends."""
+    call = _Call(a, backend, "ifft", "complex")
+    return call.done(call.c2c(call.x, n, axis, norm, inverse=True))
+
+
+def rfft(
+    a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
+) -> Any:
+    """DFT of real input, non-negative frequencies only (numpy.fft.rfft).
+
+    Parameters are those of :func:`fft`; ``a`` must be real. Returns shape ``a.shape`` with ``n // 2 + 1``
+    along ``axis``, complex of ``a``'s precision. Backends: cpu and built GPU backends.
+    """
+    call = _Call(a, backend, "rfft", "real")
+    return call.done(call.r2c(call.x, n, axis, norm))
+
+
+def irfft(
+    a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
+) -> Any:
+    """Inverse of :func:`rfft` (numpy.fft.irfft).
+
+    ``n`` is the output length (default ``2 * (a.shape[axis] - 1)``); the input is cropped or zero-padded to
+    ``n // 2 + 1`` bins. Returns real values of ``a``'s precision. Backends: cpu and built GPU backends.
+    """
+    call = _Call(a, backend, "irfft", "complex")
+    return call.done(call.c2r(call.x, n, axis, norm))
+
+
+def hfft(
+    a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
+) -> Any:
+    """DFT of a Hermitian signal given by its first half (numpy.fft.hfft); real output of length ``n``.
+
+    Backends: cpu and built GPU backends.
+    """
+    call = _Call(a, backend, "hfft", "complex")
+    return call.done(call.c2r(_arrays.conj(call.x), n, axis, _SWAP.get(norm, norm)))
+
+
+def ihfft(
+    a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
+) -> Any:
+    """Inverse of :func:`hfft` (numpy.fft.ihfft): real input, ``n // 2 + 1`` complex outputs along ``axis``.
+
+    Backends: cpu and built GPU backends.
+    """
+    call = _Call(a, backend, "ihfft", "real")
+    return call.done(_arrays.conj(call.r2c(call.x, n, axis, _SWAP.get(norm, norm))))
+
+
+# --- N-dimensional
+# -------------------------------------------------------------------------------------------
+
+
+def _cook(
+    x: Any, s: Sequence[int] | None, axes: Sequence[int] | None, public: str, last_half: bool = False
+) -> tuple[list[int | None], list[int]]:
+    """numpy's rule for ``s`` and ``axes``: axes default to the last ``len(s)`` axes, or to all axes."""
+    if s is not None:
+        s = [s] if isinstance(s, (int, np.integer)) else list(s)
+    if axes is not None:
+        axes = [axes] if isinstance(axes, (int, np.integer)) else list(axes)
+    if axes is None:
+        axes = list(range(-len(s), 0)) if s is not None else list(range(x.ndim))
+    axes = [_norm_axis(ax, x.ndim, public) for ax in axes]
+    if s is None:
+        sizes: list[int | None] = [None] * len(axes)
+    else:
+        if len(s) != len(axes):
+            raise ValueError(f"{public}: s and axes must have the same length; got {len(s)} and {len(axes)}")
+        sizes = [None if v == -1 else _check_n(v, public) for v in s]
+    if last_half and sizes and sizes[-1] is None:
+        sizes[-1] = 2 * (x.shape[axes[-1]] - 1)
+    if not axes:
+        raise ValueError(f"{public}: at least one axis is needed")
+    return sizes, axes
+
+
+def fftn(
+    a: Any,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: str | None = None,
+    *,
+    backend: str = "auto",
+) -> Any:
+    """N-dimensional DFT (numpy.fft.fftn) as one-axis transforms over ``axes``.
+
+    ``s`` gives the transform length per axis (``-1`` keeps the input's size); ``axes`` defaults to the last
+    ``len(s)`` axes, or all axes. Returns complex of ``a``'s precision in ``a``'s library.
+    Backends: cpu and built GPU backends.
+    """
+    call = _Call(a, backend, "fftn", "complex")
+    sizes, axes_ = _cook(call.x, s, axes, "fftn")
+    x = call.x
+    for n, ax in zip(reversed(sizes), reversed(axes_)):
+        x = call.c2c(x, n, ax, norm, inverse=False)
+    return call.done(x)
+
+
+def ifftn(
+    a: Any,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: str | None = None,
+    *,
+    backend: str = "auto",
+) -> Any:
+    """Inverse of :func:`fftn` (numpy.fft.ifftn); same parameters. Backends: cpu and built GPU backends."""
+    call = _Call(a, backend, "ifftn", "complex")
+    sizes, axes_ = _cook(call.x, s, axes, "ifftn")
+    x = call.x
+    for n, ax in zip(reversed(sizes), reversed(axes_)):
+        x = call.c2c(x, n, ax, norm, inverse=True)
+    return call.done(x)
+
+
+def rfftn(
+    a: Any,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: str | None = None,
+    *,
+    backend: str = "auto",
+) -> Any:
+    """N-dimensional real-input DFT (numpy.fft.rfftn): rfft along the last of ``axes``, fft along the others.
+
+    Backends: cpu and built GPU backends.
+    """
+    call = _Call(a, backend, "rfftn", "real")
+    sizes, axes_ = _cook(call.x, s, axes, "rfftn")
+    x = call.r2c(call.x, sizes[-1], axes_[-1], norm)
+    for n, ax in zip(reversed(sizes[:-1]), reversed(axes_[:-1])):
+        x = call.c2c(x, n, ax, norm, inverse=False)
+    return call.done(x)
+
+
+def irfftn(
+    a: Any,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+    norm: str | None = None,
+    *,
+    backend: str = "auto",
+) -> Any:
+    """Inverse of :func:`rfftn` (numpy.fft.irfftn); ``s[-1]`` defaults to ``2 * (a.shape[axes[-1]] - 1)``.
+
+    Backends: cpu and built GPU backends.
+    """
+    call = _Call(a, backend, "irfftn", "complex")
+    sizes, axes_ = _cook(call.x, s, axes, "irfftn", last_half=True)
+    x = call.x
+    for n, ax in zip(sizes[:-1], axes_[:-1]):
+        x = call.c2c(x, n, ax, norm, inverse=True)
+    return call.done(call.c2r(x, sizes[-1], axes_[-1], norm))
+
+
+def fft2(
+    a: Any,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+    *,
+    backend: str = "auto",
+) -> Any:
+    """Two-dimensional DFT (numpy.fft.fft2): :func:`fftn` over ``axes=(-2, -1)``."""
+    return fftn(a, s, axes, norm, backend=backend)
+
+
+def ifft2(
+    a: Any,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+    *,
+    backend: str = "auto",
+) -> Any:
+    """Two-dimensional inverse DFT (numpy.fft.ifft2): :func:`ifftn` over ``axes=(-2, -1)``."""
+    return ifftn(a, s, axes, norm, backend=backend)
+
+
+def rfft2(
+    a: Any,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+    *,
+    backend: str = "auto",
+) -> Any:
+    """Two-dimensional real DFT (numpy.fft.rfft2): :func:`rfftn` over ``axes=(-2, -1)``."""
+    return rfftn(a, s, axes, norm, backend=backend)
+
+
+def irfft2(
+    a: Any,
+    s: Sequence[int] | None = None,
+    axes: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+    *,
+    backend: str = "auto",
+) -> Any:
+    """Inverse of :func:`rfft2` (numpy.fft.irfft2): :func:`irfftn` over ``axes=(-2, -1)``."""
+    return irfftn(a, s, axes, norm, backend=backend)
+
+
+# --- frequencies and shifts (cheap; computed with the input's own library)
+# -----------------------------------
+
+
+def fftfreq(n: int, d: float = 1.0) -> np.ndarray:
+    """Sample frequencies of :func:`fft` bins (numpy.fft.fftfreq): shape (n,), cycles per unit of ``d``."""
+    return np.fft.fftfreq(_check_n(n, "fftfreq"), d)
+
+
+def rfftfreq(n: int, d: float = 1.0) -> np.ndarray:
+    """Sample frequencies of :func:`rfft` bins (numpy.fft.rfftfreq): shape (n // 2 + 1,)."""
+    return np.fft.rfftfreq(_check_n(n, "rfftfreq"), d)
+
+
+def _roll(x: Any, axes: int | Sequence[int] | None, sign: int) -> Any:
+    if not (_arrays.is_torch(x) or _arrays.is_cupy(x)):
+        x = np.asarray(x)
+    if axes is None:
+        axes = tuple(range(x.ndim))
+    elif isinstance(axes, (int, np.integer)):
+        axes = (int(axes),)
+    axes = tuple(_norm_axis(ax, x.ndim, "fftshift") for ax in axes)
+    shifts = tuple(sign * (x.shape[ax] // 2) for ax in axes)
+    if _arrays.is_torch(x):
+        return x.roll(shifts, axes)
+    if _arrays.is_cupy(x):
+        return sys.modules["cupy"].roll(x, shifts, axes)
+    return np.roll(x, shifts, axes)
+
+
+def fftshift(x: Any, axes: int | Sequence[int] | None = None) -> Any:
+    """Move the zero-frequency bin to the centre (numpy.fft.fftshift); numpy, torch or cupy arrays."""
+    return _roll(x, axes, +1)
+
+
+def ifftshift(x: Any, axes: int | Sequence[int] | None = None) -> Any:
+    """Inverse of :func:`fftshift` (numpy.fft.ifftshift)."""
+    return _roll(x, axes, -1)

@@ -1,0 +1,388 @@
+"""Cepstral features: MFCC (librosa.feature.mfcc, or torchaudio's MFCC preset) and LFCC (torchaudio's
+LFCC)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import scipy.fft
+
+from specux import _dispatch, _validate
+from specux._filters.linear import linear as linear_bank
+from specux._validate import CepstralParams, MelParams
+from specux.convert import _power_to_db_numpy
+from specux.ops.mel import _bank_spectrogram, mel_validate, resolve
+from specux.ops.stft import stft_validate
+
+__all__ = ["lfcc", "mfcc"]
+
+DCT_TYPES = (1, 2, 3)
+DCT_NORMS = (None, "ortho")
+
+
+@functools.lru_cache(maxsize=32)
+def dct_matrix(n_out: int, n_in: int, dct_type: int, norm: str | None, lifter: float) -> np.ndarray:
+    """(n_out, n_in) matrix applying scipy's DCT along an axis of length ``n_in``, keeping ``n_out``
+    coefficients, each row ``k`` (1-based) times the lifter ``1 + (lifter / 2) sin(pi k / lifter)``."""
+    D = scipy.fft.dct(np.eye(n_in), type=dct_type, norm=norm, axis=0)[:n_out]
+    if lifter > 0:
+        D = D * (1.0 + (lifter / 2.0) * np.sin(np.pi * np.arange(1, n_out + 1) / lifter))[:, None]
+    D.flags.writeable = False
+    return D
+
+
+def _torchaudio_db(x: np.ndarray, top_db: float | None) -> np.ndarray:
+    """torchaudio's AmplitudeToDB('power'): 10 log10(max(x, 1e-10)); the top_db floor is taken per item of the
+    input reshaped to (-1, C, F, T) with C = shape[-3] for inputs of 3 or more dimensions (torchaudio's
+    rule)."""
+    db = 10.0 * np.log10(np.maximum(x, x.dtype.type(1e-10)))
+    if top_db is None or db.size == 0:
+        return db
+    packed = db.shape[-3] if db.ndim > 2 else 1
+    groups = db.reshape(-1, packed * db.shape[-2] * db.shape[-1])
+    with np.errstate(invalid="ignore"):
+        peak = (
+            np.nanmax(groups, axis=1, keepdims=True)
+            if np.isnan(groups).any()
+            else groups.max(1, keepdims=True)
+        )
+    return np.maximum(groups, (peak - top_db).astype(db.dtype)).reshape(db.shape)
+
+
+def _log(x: np.ndarray, p: CepstralParams) -> np.ndarray:
+    if p.log == "power_to_db":
+        return _power_to_db_numpy(x, 1.0, 1e-10, p.top_db)
+    if p.log == "torchaudio_db":
+        return _torchaudio_db(x, p.top_db)
+    if p.log == "log":
+        return np.log(x + x.dtype.type(1e-6))
+    return x  # "none": the input is already logarithmic (mfcc with S=)
+
+
+def _cepstrum(x: np.ndarray, p: CepstralParams) -> np.ndarray:
+    bands = _bank_spectrogram(x, p.mel) if p.mel.stft is not None else np.asarray(x, dtype=p.mel.dtype)
+    logged = _log(bands, p)
+    D = p.dct.astype(logged.dtype, copy=False)
+    return np.matmul(D, logged)
+
+
+def _mfcc_numpy(x: np.ndarray, p: CepstralParams) -> np.ndarray:
+    """mfcc on numpy (the cpu backend's implementation)."""
+    return _cepstrum(x, p)
+
+
+def _lfcc_numpy(x: np.ndarray, p: CepstralParams) -> np.ndarray:
+    """lfcc on numpy (the cpu backend's implementation)."""
+    return _cepstrum(x, p)
+
+
+def _dct_args(dct_type: int, norm: str | None, public: str) -> None:
+    _validate.choice(dct_type, "dct_type", public, DCT_TYPES)
+    _validate.choice(norm, "norm", public, DCT_NORMS)
+
+
+def mfcc_validate(
+    xb: Any,
+    *,
+    from_spectrogram: bool,
+    sr: float | None,
+    n_mfcc: int | None,
+    dct_type: int,
+    norm: str | None,
+    lifter: float,
+    n_fft: int | None,
+    hop_length: int | None,
+    win_length: int | None,
+    window: Any,
+    center: bool,
+    pad_mode: str | None,
+    power: float,
+    n_mels: int,
+    fmin: float,
+    fmax: float | None,
+    htk: bool | None,
+    mel_norm: Any,
+    top_db: float | None,
+    compat: str | None,
+    accepted: tuple[str, ...] = _validate.CPU_DTYPES,
+) -> CepstralParams:
+    """Validate mfcc arguments (``xb`` is y, or S when ``from_spectrogram``) and resolve the defaults."""
+    n_mfcc = _validate.positive_int(resolve(compat, "n_mfcc", n_mfcc), "n_mfcc", "mfcc")
+    _dct_args(dct_type, norm, "mfcc")
+    lifter = float(lifter)
+    if not lifter >= 0:
+        raise ValueError(f"mfcc: lifter must be a non-negative number; got {lifter}")
+    if top_db is not None and top_db < 0:
+        raise ValueError(f"mfcc: top_db must be non-negative or None; got {top_db}")
+    if from_spectrogram:
+        dtype = _validate.real_dtype(xb, "mfcc", "S", accepted)
+        _validate.nonempty(tuple(xb.shape), "mfcc", "S", min_ndim=2)
+        n_bands = xb.shape[-2]
+        mel_p = MelParams(None, 2.0, np.eye(n_bands), dtype)
+        log = "none"
+    else:
+        mel_p = mel_validate(
+            xb,
+            from_spectrogram=False,
+            sr=sr,
+            n_fft=n_fft,
+            hop_length=hop_length,
+            win_length=win_length,
+            window=window,
+            center=center,
+            pad_mode=pad_mode,
+            power=power,
+            n_mels=n_mels,
+            fmin=fmin,
+            fmax=fmax,
+            htk=htk,
+            norm=mel_norm,
+            compat=compat,
+            accepted=accepted,
+            public="mfcc",
+        )
+        n_bands = mel_p.basis.shape[0]
+        log = "torchaudio_db" if compat == "torchaudio" else "power_to_db"
+    if n_mfcc > n_bands:
+        raise ValueError(f"mfcc: n_mfcc={n_mfcc} must be <= the number of mel bands ({n_bands})")
+    p = CepstralParams(
+        mel_p,
+        n_mfcc,
+        dct_type,
+        norm,
+        lifter,
+        log,
+        top_db,
+        dct_matrix(n_mfcc, n_bands, dct_type, norm, lifter),
+    )
+    return p
+
+
+def mfcc(
+    y: Any = None,
+    *,
+    sr: float | None = None,
+    S: Any = None,
+    n_mfcc: int | None = None,
+    dct_type: int = 2,
+    norm: str | None = "ortho",
+    lifter: float = 0.0,
+    n_fft: int | None = None,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Any = "hann",
+    center: bool = True,
+    pad_mode: str | None = None,
+    power: float = 2.0,
+    n_mels: int = 128,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    htk: bool | None = None,
+    mel_norm: str | float | None = "auto",
+    top_db: float | None = 80.0,
+    compat: str | None = None,
+    backend: str = "auto",
+) -> Any:
+    """Mel-frequency cepstral coefficients (librosa.feature.mfcc; torchaudio.transforms.MFCC with compat).
+
+    ``DCT(power_to_db(melspectrogram(y)))`` along the mel axis, first ``n_mfcc`` coefficients, then liftered.
+
+    Parameters
+    ----------
+    y : array, shape (..., L), float32 or float64, optional
+        Signal(s). Give ``y`` or ``S``.
+    sr : float or None
+        Sampling rate, Hz. ``None``: 22050 (16000 with ``compat="torchaudio"``).
+    S : array, shape (..., n_bands, T), optional
+        A log-power mel spectrogram (dB) to use instead of ``y``.
+    n_mfcc : int or None
+        Number of coefficients (<= n_mels). ``None``: 20 (40 with ``compat="torchaudio"``).
+    dct_type : {1, 2, 3}
+        DCT type (scipy's definitions).
+    norm : {None, "ortho"}
+        DCT normalisation.
+    lifter : float
+        ``L > 0`` multiplies coefficient ``k = 1 .. n_mfcc`` by ``1 + (L / 2) sin(pi k / L)``; 0: none.
+    n_fft, hop_length, win_length, window, center, pad_mode, power, n_mels, fmin, fmax, htk
+        The mel spectrogram's (see :func:`specux.melspectrogram`; ``None`` defaults follow ``compat``).
+    mel_norm : "auto", "slaney", float or None
+        The mel bank's normalisation. ``"auto"``: ``"slaney"`` (``None`` with ``compat="torchaudio"``).
+    top_db : float or None
+        Floor of the dB conversion below its maximum. Without compat, librosa's ``power_to_db`` (maximum over
+        the whole array, ignoring NaN); with ``compat="torchaudio"``, torchaudio's AmplitudeToDB (maximum per
+        item, where an item is the last three dimensions of a 3-D or larger input).
+    compat : None or "torchaudio"
+        ``"torchaudio"``: torchaudio.transforms.MFCC's defaults (n_mfcc 40, log_mels False, its MelSpectrogram
+        defaults and bank).
+    backend : str
+        ``"auto"``, ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array, shape (..., n_mfcc, T)
+        Real, of the input's precision, same library as the input.
+
+    Backends: cpu. Autograd / torch.compile: planned (specux.torch).
+    """
+    if (y is None) == (S is None):
+        raise ValueError("mfcc: give exactly one of y (signal) or S (log-power mel spectrogram)")
+    x = y if S is None else S
+    chosen, xb = _dispatch.prepare(x, backend, "mfcc", "mfcc")
+    p = mfcc_validate(
+        xb,
+        from_spectrogram=S is not None,
+        sr=sr,
+        n_mfcc=n_mfcc,
+        dct_type=dct_type,
+        norm=norm,
+        lifter=lifter,
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        window=window,
+        center=center,
+        pad_mode=pad_mode,
+        power=power,
+        n_mels=n_mels,
+        fmin=fmin,
+        fmax=fmax,
+        htk=htk,
+        mel_norm=mel_norm,
+        top_db=top_db,
+        compat=compat,
+        accepted=tuple(sorted(chosen.dtypes)),
+    )
+    mel_p = p.mel
+    return _dispatch.finish(chosen.mfcc(_dispatch.cast_host(xb, mel_p.dtype), p), x)
+
+
+def lfcc_validate(
+    xb: Any,
+    *,
+    sample_rate: int,
+    n_filter: int,
+    f_min: float,
+    f_max: float | None,
+    n_lfcc: int,
+    dct_type: int,
+    norm: str | None,
+    log_lf: bool,
+    n_fft: int,
+    win_length: int | None,
+    hop_length: int | None,
+    window: Any,
+    power: float,
+    center: bool,
+    pad_mode: str,
+    accepted: tuple[str, ...] = _validate.CPU_DTYPES,
+) -> CepstralParams:
+    """Validate lfcc arguments for ``xb`` and resolve the defaults (torchaudio's rules)."""
+    _validate.choice(dct_type, "dct_type", "lfcc", (2,))
+    _validate.choice(norm, "norm", "lfcc", DCT_NORMS)
+    n_filter = _validate.positive_int(n_filter, "n_filter", "lfcc")
+    n_lfcc = _validate.positive_int(n_lfcc, "n_lfcc", "lfcc")
+    if n_lfcc > n_filter:
+        raise ValueError(f"lfcc: n_lfcc={n_lfcc} must be <= n_filter={n_filter}")
+    if hop_length is None:
+        hop_length = max(
+            _validate.positive_int(n_fft if win_length is None else win_length, "win_length", "lfcc") // 2, 1
+        )
+    stft_p = stft_validate(
+        xb,
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        window=window,
+        center=center,
+        pad_mode=pad_mode,
+        output="complex",
+        accepted=accepted,
+    )
+    power = _validate.positive_float(power, "power", "lfcc")
+    basis = linear_bank(sr=sample_rate, n_fft=n_fft, n_filter=n_filter, f_min=f_min, f_max=f_max)
+    mel_p = MelParams(stft_p, power, basis, stft_p.dtype)
+    dct = dct_matrix(n_lfcc, n_filter, 2, norm, 0.0)
+    p = CepstralParams(mel_p, n_lfcc, 2, norm, 0.0, "log" if log_lf else "torchaudio_db", 80.0, dct)
+    return p
+
+
+def lfcc(
+    waveform: Any,
+    *,
+    sample_rate: int = 16000,
+    n_filter: int = 128,
+    f_min: float = 0.0,
+    f_max: float | None = None,
+    n_lfcc: int = 40,
+    dct_type: int = 2,
+    norm: str | None = "ortho",
+    log_lf: bool = False,
+    n_fft: int = 400,
+    win_length: int | None = None,
+    hop_length: int | None = None,
+    window: Any = "hann",
+    power: float = 2.0,
+    center: bool = True,
+    pad_mode: str = "reflect",
+    backend: str = "auto",
+) -> Any:
+    """Linear-frequency cepstral coefficients (torchaudio.transforms.LFCC, same names and defaults).
+
+    Power spectrogram -> linear triangular filter bank (:func:`specux.filters.linear`) -> dB (torchaudio's
+    AmplitudeToDB, top_db 80) or ``log(x + 1e-6)`` -> DCT-II.
+
+    Parameters
+    ----------
+    waveform : array, shape (..., L), float32 or float64
+        Signal(s); leading dimensions are batch dimensions.
+    sample_rate : int
+        Sampling rate, Hz.
+    n_filter : int
+        Number of linear filters.
+    f_min, f_max : float, Hz
+        Band edges. ``f_max=None``: ``sample_rate // 2``.
+    n_lfcc : int
+        Number of coefficients (<= n_filter).
+    dct_type : {2}
+        Only type 2 (as torchaudio).
+    norm : {"ortho", None}
+        DCT normalisation (``None``: torchaudio's unnormalised DCT-II, twice scipy's).
+    log_lf : bool
+        ``log(x + 1e-6)`` instead of decibels.
+    n_fft, win_length, hop_length, window, power, center, pad_mode
+        torchaudio.transforms.Spectrogram's: ``win_length=None``: ``n_fft``; ``hop_length=None``:
+        ``win_length // 2``.
+    backend : str
+        ``"auto"``, ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array, shape (..., n_lfcc, T)
+        Real, of the input's precision, same library as the input.
+
+    Backends: cpu. Autograd / torch.compile: planned (specux.torch).
+    """
+    chosen, xb = _dispatch.prepare(waveform, backend, "lfcc", "lfcc")
+    p = lfcc_validate(
+        xb,
+        sample_rate=sample_rate,
+        n_filter=n_filter,
+        f_min=f_min,
+        f_max=f_max,
+        n_lfcc=n_lfcc,
+        dct_type=dct_type,
+        norm=norm,
+        log_lf=log_lf,
+        n_fft=n_fft,
+        win_length=win_length,
+        hop_length=hop_length,
+        window=window,
+        power=power,
+        center=center,
+        pad_mode=pad_mode,
+        accepted=tuple(sorted(chosen.dtypes)),
+    )
+    stft_p = p.mel.stft
+    return _dispatch.finish(chosen.lfcc(_dispatch.cast_host(xb, stft_p.dtype), p), waveform)

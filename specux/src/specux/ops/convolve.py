@@ -1,0 +1,102 @@
+"""FFT convolution of N-dimensional arrays (scipy.signal.fftconvolve)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.fft
+
+from specux import _arrays, _dispatch, _validate
+from specux._validate import ConvolveParams
+
+__all__ = ["fftconvolve"]
+
+_ACCEPTED = ("float32", "float64", "complex64", "complex128")
+
+
+def centred(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The centre part of ``x`` of the given shape (scipy's rule: start at ``(current - new) // 2``)."""
+    index = tuple(slice((c - n) // 2, (c - n) // 2 + n) for c, n in zip(x.shape, shape))
+    return x[index]
+
+
+def _fftconvolve_numpy(pair: tuple[np.ndarray, np.ndarray], p: ConvolveParams) -> np.ndarray:
+    """fftconvolve on numpy (the cpu backend's implementation): ``pair`` is (in1, in2), already swapped."""
+    a, b = (np.asarray(v, dtype=p.dtype) for v in pair)
+    if not p.axes:
+        out = a * b
+    else:
+        full = [a.shape[ax] + b.shape[ax] - 1 for ax in p.axes]
+        is_complex = np.iscomplexobj(a) or np.iscomplexobj(b)
+        fast = [scipy.fft.next_fast_len(n, real=not is_complex) for n in full]
+        if is_complex:
+            out = scipy.fft.ifftn(
+                scipy.fft.fftn(a, fast, axes=p.axes, workers=-1)
+                * scipy.fft.fftn(b, fast, axes=p.axes, workers=-1),
+                axes=p.axes,
+                workers=-1,
+            )
+        else:
+            spec = scipy.fft.rfftn(a, fast, axes=p.axes, workers=-1) * scipy.fft.rfftn(
+                b, fast, axes=p.axes, workers=-1
+            )
+            out = scipy.fft.irfftn(spec, fast, axes=p.axes, workers=-1)
+        out = out[
+            tuple(slice(0, p.full_shape[ax]) if ax in p.axes else slice(None) for ax in range(out.ndim))
+        ]
+    return np.ascontiguousarray(centred(out, p.out_shape), dtype=p.dtype)
+
+
+def fftconvolve_validate(in1: Any, in2: Any, *, mode: str = "full", axes: Any = None) -> ConvolveParams:
+    """Validate fftconvolve arguments (shapes, mode, axes, dtypes) and resolve the output."""
+    names = []
+    for name, v in (("in1", in1), ("in2", in2)):
+        got = _arrays.real_dtype_name(v)
+        if got == "bool" or got.startswith(("int", "uint")):
+            got = "float64"  # scipy promotes integers to float64
+        if got not in _ACCEPTED:
+            raise TypeError(
+                f"fftconvolve: {name} has dtype {_arrays.real_dtype_name(v)}; accepted: "
+                f"{', '.join(_ACCEPTED)} (integers and bool are promoted to float64)"
+            )
+        names.append(got)
+    dtype = np.result_type(*names).name
+    return _validate.convolve_params(tuple(in1.shape), tuple(in2.shape), dtype, mode, axes)
+
+
+def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None, *, backend: str = "auto") -> Any:
+    """Convolve two N-dimensional arrays with FFTs (scipy.signal.fftconvolve).
+
+    Parameters
+    ----------
+    in1, in2 : array, same number of dimensions
+        Real or complex (float32 / float64 / complex64 / complex128; integers are promoted to float64). Along
+        axes that are not convolved the sizes must match or be 1 (broadcasting); axes where either input has
+        size 1 are treated the same way.
+    mode : {"full", "same", "valid"}
+        ``"full"``: every overlap, ``n1 + n2 - 1`` along convolved axes; ``"same"``: the centre, shaped like
+        ``in1``; ``"valid"``: only full overlaps, ``n1 - n2 + 1`` (the inputs are swapped when ``in2`` is the
+        larger one).
+    axes : int, sequence of int or None
+        Axes to convolve over. ``None``: all axes.
+    backend : str
+        ``"auto"``, ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array
+        numpy's result dtype of the inputs (float32 stays float32), same library as ``in1``.
+
+    Backends: cpu (scipy.fft, next fast length, multi-threaded). Autograd / torch.compile: planned.
+    """
+    chosen, a = _dispatch.prepare(in1, backend, "fftconvolve", "fftconvolve")
+    if _arrays.device_kind(in2) != _arrays.device_kind(in1):
+        raise ValueError(
+            f"fftconvolve: in1 and in2 must live on the same device; got "
+            f"{_arrays.device_kind(in1)!r} and {_arrays.device_kind(in2)!r}"
+        )
+    b = _arrays.to_numpy(in2) if _arrays.is_host(in2) else in2
+    p = fftconvolve_validate(a, b, mode=mode, axes=axes)
+    pair = (b, a) if p.swapped else (a, b)
+    return _dispatch.finish(chosen.fftconvolve(pair, p), in1)

@@ -1,0 +1,210 @@
+"""Mel spectrogram (librosa.feature.melspectrogram), with a torchaudio-compatible preset."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from specux import _dispatch, _validate
+from specux._filters.mel import mel as mel_bank
+from specux._filters.mel import mel_torchaudio
+from specux._validate import MelParams
+from specux.ops.stft import _power_tf, _spectrum_tf, stft_validate
+
+__all__ = ["melspectrogram"]
+
+COMPATS = (None, "torchaudio")
+#: defaults that ``compat`` changes (``None`` in the public signatures resolves to these)
+DEFAULTS = {
+    None: {"sr": 22050, "n_fft": 2048, "pad_mode": "constant", "htk": False, "norm": "slaney", "n_mfcc": 20},
+    "torchaudio": {"sr": 16000, "n_fft": 400, "pad_mode": "reflect", "htk": True, "norm": None, "n_mfcc": 40},
+}
+
+
+def _bank_spectrogram(x: np.ndarray, p: MelParams) -> np.ndarray:
+    """(..., L) signal or (..., F, T) spectrogram -> (..., n_bands, T) filter-bank energies."""
+    basis = p.basis.astype(p.dtype, copy=False)
+    if p.stft is None:
+        return np.matmul(basis, np.asarray(x, dtype=p.dtype))
+    y = np.asarray(x, dtype=p.dtype)
+    batch = y.shape[:-1]
+    P = _power_tf(_spectrum_tf(y.reshape(-1, y.shape[-1]), p.stft), p.power)  # (B, T, F)
+    B, T, F = P.shape
+    out = (P.reshape(B * T, F) @ basis.T).reshape(B, T, -1)  # one GEMM over all frames
+    return out.reshape(batch + out.shape[1:]).swapaxes(-1, -2)
+
+
+def _melspectrogram_numpy(x: np.ndarray, p: MelParams) -> np.ndarray:
+    """melspectrogram on numpy (the cpu backend's implementation)."""
+    return _bank_spectrogram(x, p)
+
+
+def resolve(compat: str | None, name: str, value: Any) -> Any:
+    """``value``, or the default of ``name`` under ``compat`` when ``value`` is None ("auto" for norm)."""
+    _validate.choice(compat, "compat", "melspectrogram", COMPATS)
+    if name == "norm":  # None is a real choice for norm (no normalisation); "auto" is the derived default
+        return DEFAULTS[compat][name] if isinstance(value, str) and value == "auto" else value
+    return DEFAULTS[compat][name] if value is None else value
+
+
+def mel_validate(
+    x: Any,
+    *,
+    from_spectrogram: bool,
+    sr: float | None,
+    n_fft: int | None,
+    hop_length: int | None,
+    win_length: int | None,
+    window: Any,
+    center: bool,
+    pad_mode: str | None,
+    power: float,
+    n_mels: int,
+    fmin: float,
+    fmax: float | None,
+    htk: bool | None,
+    norm: Any,
+    compat: str | None,
+    accepted: tuple[str, ...] = _validate.CPU_DTYPES,
+    public: str = "melspectrogram",
+) -> MelParams:
+    """Validate melspectrogram arguments (``x`` is y, or S when ``from_spectrogram``) and resolve defaults."""
+    sr = _validate.positive_float(resolve(compat, "sr", sr), "sr", public)
+    power = _validate.positive_float(power, "power", public)
+    htk = bool(resolve(compat, "htk", htk))
+    norm = resolve(compat, "norm", norm)
+    if from_spectrogram:
+        dtype = _validate.real_dtype(x, public, "S", accepted)
+        _validate.nonempty(tuple(x.shape), public, "S", min_ndim=2)
+        n_fft_s = 2 * (x.shape[-2] - 1)
+        if n_fft is not None and n_fft != n_fft_s:
+            raise ValueError(
+                f"{public}: S has {x.shape[-2]} frequency bins, which means n_fft={n_fft_s}; "
+                f"got n_fft={n_fft}"
+            )
+        n_fft, stft_p = n_fft_s, None
+        if n_fft < 1:
+            raise ValueError(f"{public}: S must have at least 2 frequency bins; got shape {tuple(x.shape)}")
+    else:
+        n_fft = resolve(compat, "n_fft", n_fft)
+        if hop_length is None:
+            if compat == "torchaudio":
+                win = n_fft if win_length is None else win_length
+                hop_length = max(_validate.positive_int(win, "win_length", public) // 2, 1)
+            else:
+                hop_length = 512
+        stft_p = stft_validate(
+            x,
+            n_fft=n_fft,
+            hop_length=hop_length,
+            win_length=win_length,
+            window=window,
+            center=center,
+            pad_mode=resolve(compat, "pad_mode", pad_mode),
+            output="complex",
+            accepted=accepted,
+        )
+        dtype = stft_p.dtype
+    n_mels = _validate.positive_int(n_mels, "n_mels", public)
+    if compat == "torchaudio":
+        if sr != int(sr):
+            raise ValueError(f"{public}: compat='torchaudio' needs an integer sr; got {sr}")
+        basis = mel_torchaudio(
+            sr=int(sr), n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, htk=htk, norm=norm
+        )
+    else:
+        basis = mel_bank(
+            sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, htk=htk, norm=norm, dtype=np.float64
+        )
+    return MelParams(stft_p, power, basis, dtype)
+
+
+def melspectrogram(
+    y: Any = None,
+    *,
+    sr: float | None = None,
+    S: Any = None,
+    n_fft: int | None = None,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Any = "hann",
+    center: bool = True,
+    pad_mode: str | None = None,
+    power: float = 2.0,
+    n_mels: int = 128,
+    fmin: float = 0.0,
+    fmax: float | None = None,
+    htk: bool | None = None,
+    norm: str | float | None = "auto",
+    compat: str | None = None,
+    backend: str = "auto",
+) -> Any:
+    """Mel spectrogram: ``mel_basis @ |stft(y)| ** power`` (librosa.feature.melspectrogram).
+
+    Parameters
+    ----------
+    y : array, shape (..., L), float32 or float64, optional
+        Signal(s); leading dimensions are batch dimensions. Give ``y`` or ``S``.
+    sr : float or None
+        Sampling rate, Hz. ``None``: 22050 (16000 with ``compat="torchaudio"``).
+    S : array, shape (..., 1 + n_fft // 2, T), optional
+        A magnitude / power spectrogram to use instead of ``y`` (``n_fft`` is then ``2 * (S.shape[-2] - 1)``).
+    n_fft : int or None
+        ``None``: 2048 (400 with ``compat="torchaudio"``).
+    hop_length : int or None
+        ``None``: 512 (``win_length // 2`` with ``compat="torchaudio"``).
+    win_length, window, center
+        As in :func:`specux.stft`.
+    pad_mode : str or None
+        ``None``: ``"constant"`` (``"reflect"`` with ``compat="torchaudio"``).
+    power : float
+        Exponent of the magnitude (1: energy, 2: power).
+    n_mels : int
+        Number of mel bands.
+    fmin, fmax : float, Hz
+        Band edges. ``fmax=None``: ``sr / 2`` (``sr // 2`` with ``compat="torchaudio"``); above ``sr / 2`` is
+        an error.
+    htk : bool or None
+        HTK mel scale. ``None``: False (True with ``compat="torchaudio"``).
+    norm : "auto", "slaney", float or None
+        Filter normalisation (see :func:`specux.filters.mel`). ``"auto"``: ``"slaney"`` (``None`` with
+        ``compat="torchaudio"``).
+    compat : None or "torchaudio"
+        ``"torchaudio"``: torchaudio.transforms.MelSpectrogram's defaults and its filter bank (bins at
+        ``linspace(0, sr // 2)``, float32 arithmetic; see :func:`specux.filters.mel_torchaudio`).
+    backend : str
+        ``"auto"``, ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array, shape (..., n_mels, T)
+        Real, of the input's precision, same library as the input. Mel filters that cover no FFT bin give an
+        :class:`specux.EmptyFilterWarning` (and rows of zeros), as in librosa and torchaudio.
+
+    Backends: cpu (one matrix product over all frames). Autograd / torch.compile: planned (specux.torch).
+    """
+    if (y is None) == (S is None):
+        raise ValueError("melspectrogram: give exactly one of y (signal) or S (spectrogram)")
+    x = y if S is None else S
+    chosen, xb = _dispatch.prepare(x, backend, "melspectrogram", "melspectrogram")
+    p = mel_validate(
+        xb,
+        from_spectrogram=S is not None,
+        sr=sr,
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        window=window,
+        center=center,
+        pad_mode=pad_mode,
+        power=power,
+        n_mels=n_mels,
+        fmin=fmin,
+        fmax=fmax,
+        htk=htk,
+        norm=norm,
+        compat=compat,
+        accepted=tuple(sorted(chosen.dtypes)),
+    )
+    return _dispatch.finish(chosen.melspectrogram(_dispatch.cast_host(xb, p.dtype), p), x)

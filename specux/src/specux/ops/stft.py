@@ -1,0 +1,326 @@
+"""Short-time Fourier transform and its inverse (librosa's semantics)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.fft
+from numpy.lib.stride_tricks import sliding_window_view
+
+from specux import _dispatch, _validate
+from specux._validate import IstftParams, StftParams
+from specux.errors import NolaError
+
+__all__ = ["istft", "stft"]
+
+
+# --- the CPU implementation (plain functions on numpy arrays; the cpu backend and specux.torch call them)
+# ------
+
+
+def _frames(y: np.ndarray, p: StftParams) -> np.ndarray:
+    """(B, L) -> windowed frames (B, n_frames, n_fft), a fresh array (framing itself is a strided view)."""
+    if p.center:
+        y = np.pad(y, ((0, 0), (p.n_fft // 2, p.n_fft // 2)), mode=p.pad_mode)
+    frames = sliding_window_view(y, p.n_fft, axis=-1)[:, :: p.hop_length][:, : p.n_frames]
+    window = p.window.astype(p.dtype)
+    if p.win_length < p.n_fft:  # only the window's support is non-zero: multiply there, zeros elsewhere
+        lo = (p.n_fft - p.win_length) // 2
+        out = np.zeros(frames.shape, dtype=p.dtype)
+        np.multiply(
+            frames[..., lo : lo + p.win_length],
+            window[lo : lo + p.win_length],
+            out=out[..., lo : lo + p.win_length],
+        )
+        return out
+    return frames * window
+
+
+def _spectrum_tf(y: np.ndarray, p: StftParams) -> np.ndarray:
+    """(B, L) real -> complex spectra laid out (B, n_frames, 1 + n_fft // 2)."""
+    return scipy.fft.rfft(_frames(y, p), axis=-1, workers=-1, overwrite_x=True)
+
+
+def _power_tf(X: np.ndarray, power: float) -> np.ndarray:
+    """|X| ** power without the complex abs when power is 2."""
+    if power == 2.0:
+        re, im = X.real, X.imag
+        return re * re + im * im
+    mag = np.abs(X)
+    return mag if power == 1.0 else mag**power
+
+
+def _stft_numpy(y: np.ndarray, p: StftParams) -> np.ndarray:
+    """stft on numpy: (..., L) -> (..., 1 + n_fft // 2, n_frames) in ``p.output`` mode."""
+    y = np.asarray(y, dtype=p.dtype)
+    batch = y.shape[:-1]
+    X = _spectrum_tf(y.reshape(-1, y.shape[-1]), p)
+    if p.output == "complex":
+        out = X
+    elif p.output == "magnitude":
+        out = np.abs(X)
+    elif p.output == "power":
+        out = _power_tf(X, 2.0)
+    else:  # real_imag: (..., F, T, 2) from the (B, T, F) layout
+        out = X.view(X.real.dtype).reshape((*X.shape, 2))
+        return out.reshape(batch + out.shape[1:]).swapaxes(-2, -3)
+    return out.reshape(batch + out.shape[1:]).swapaxes(-1, -2)
+
+
+def _overlap_add(frames: np.ndarray, hop: int) -> np.ndarray:
+    """(B, T, N) -> (B, N + hop * (T - 1)): one vectorised add per hop-sized slice of the frame."""
+    B, T, N = frames.shape
+    chunks = -(-N // hop)
+    buf = np.zeros((B, T + chunks - 1, hop), dtype=frames.dtype)
+    for j in range(chunks):
+        seg = frames[:, :, j * hop : (j + 1) * hop]
+        buf[:, j : j + T, : seg.shape[-1]] += seg
+    return buf.reshape(B, -1)[:, : N + hop * (T - 1)]
+
+
+def _window_sumsquare(p: IstftParams) -> np.ndarray:
+    sq = (p.window**2).astype(p.dtype)
+    return _overlap_add(np.broadcast_to(sq, (1, p.n_frames, p.n_fft)), p.hop_length)[0]
+
+
+def _fit(a: np.ndarray, start: int, length: int) -> np.ndarray:
+    """a[..., start:start + length], zero-padded at the end when ``a`` is too short."""
+    piece = a[..., start : start + length]
+    if piece.shape[-1] == length:
+        return piece
+    out = np.zeros((*a.shape[:-1], length), dtype=a.dtype)
+    out[..., : piece.shape[-1]] = piece
+    return out
+
+
+def _nola_check(wsum: np.ndarray, p: IstftParams) -> None:
+    bad = np.flatnonzero(~(wsum > np.finfo(p.dtype).tiny))
+    if p.nola == "raise" and bad.size:
+        shown = ", ".join(map(str, bad[:10])) + (", ..." if bad.size > 10 else "")
+        raise NolaError(
+            f"istft: the window does not satisfy NOLA here: its squared sum is <= tiny({p.dtype}) at "
+            f"{bad.size} of {wsum.size} output samples (positions {shown}); "
+            "those samples cannot be recovered. "
+            f"Use a window/hop pair whose overlapped squared windows never vanish (e.g. hann with "
+            f"hop_length <= win_length // 2), center=True, or nola='ignore' (leaves them undivided)"
+        )
+
+
+def _istft_numpy(D: np.ndarray, p: IstftParams) -> np.ndarray:
+    """istft on numpy: (..., 1 + n_fft // 2, T) complex -> (..., out_length) real of ``p.dtype``."""
+    D = np.asarray(D)[..., : p.n_frames]
+    batch = D.shape[:-2]
+    cdtype = np.result_type(p.dtype, np.complex64)
+    D = D.reshape((-1, *D.shape[-2:])).astype(cdtype, copy=False)
+    frames = scipy.fft.irfft(D.swapaxes(-1, -2), n=p.n_fft, axis=-1, workers=-1)
+    frames *= p.window.astype(p.dtype)
+    start = p.n_fft // 2 if p.center else 0
+    y = _fit(_overlap_add(frames, p.hop_length), start, p.out_length)
+    wsum = _fit(_window_sumsquare(p), start, p.out_length)
+    _nola_check(wsum, p)
+    ok = wsum > np.finfo(p.dtype).tiny
+    if ok.all():
+        y = y / wsum
+    else:
+        y = np.array(y)
+        y[:, ok] /= wsum[ok]
+    return y.reshape((*batch, p.out_length))
+
+
+# --- public API
+# ----------------------------------------------------------------------------------------------
+
+
+def stft_validate(
+    y: Any,
+    *,
+    n_fft: int = 2048,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Any = "hann",
+    center: bool = True,
+    dtype: Any = None,
+    pad_mode: str = "constant",
+    output: str = "complex",
+    accepted: tuple[str, ...] = _validate.CPU_DTYPES,
+) -> StftParams:
+    """Validate stft arguments for input ``y`` (any array library) and resolve the defaults."""
+    precision = _validate.real_dtype(y, "stft", "y", accepted, override=dtype)
+    return _validate.stft_params(
+        tuple(y.shape),
+        precision,
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        window=window,
+        center=center,
+        pad_mode=pad_mode,
+        output=output,
+    )
+
+
+def stft(
+    y: Any,
+    *,
+    n_fft: int = 2048,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Any = "hann",
+    center: bool = True,
+    dtype: Any = None,
+    pad_mode: str = "constant",
+    output: str = "complex",
+    backend: str = "auto",
+) -> Any:
+    """Short-time Fourier transform (librosa.stft).
+
+    Frame ``t`` covers samples ``t * hop_length .. t * hop_length + n_fft`` of the (centre-padded) signal, is
+    multiplied by the window and transformed with a real FFT. No window normalisation.
+
+    Parameters
+    ----------
+    y : array, shape (..., L), float32 or float64
+        Signal(s); leading dimensions are batch dimensions. numpy array or torch tensor.
+    n_fft : int
+        FFT length, samples.
+    hop_length : int or None
+        Samples between frames. ``None``: ``win_length // 4``.
+    win_length : int or None
+        Window length (<= n_fft); the window is zero-padded to ``n_fft``, centred. ``None``: ``n_fft``.
+    window : str, tuple, float, callable or array
+        See :func:`specux.filters.get_window` (periodic). Default: Hann.
+    center : bool
+        Pad ``n_fft // 2`` samples on both sides so frame ``t`` is centred on sample ``t * hop_length``.
+    dtype : numpy dtype or None
+        Complex output dtype (complex64 / complex128), which sets the computing precision. ``None``: from
+        ``y`` (float32 -> complex64, float64 -> complex128).
+    pad_mode : {"constant", "reflect", "edge", "symmetric", "wrap"}
+        Padding when ``center`` (numpy.pad modes); "constant" pads zeros, as librosa >= 0.9.
+    output : {"complex", "magnitude", "power", "real_imag"}
+        ``"magnitude"``: ``|D|``; ``"power"``: ``|D|**2``; ``"real_imag"``: a real array with a trailing axis
+        of 2 (real, imaginary).
+    backend : str
+        ``"auto"``, ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"`` (see :func:`specux.backends`).
+
+    Returns
+    -------
+    array, shape (..., 1 + n_fft // 2, n_frames) (``real_imag``: trailing 2)
+        ``n_frames = 1 + (L + 2 * (n_fft // 2) - n_fft) // hop_length`` when ``center``, else
+        ``1 + (L - n_fft) // hop_length``. Same library as ``y``. NaN / inf in a frame give NaN / inf in that
+        frame only.
+
+    Raises
+    ------
+    ValueError
+        Bad parameter (named in the message), an empty ``y``, or ``n_fft > L`` with ``center=False``.
+    TypeError
+        ``y`` is not float32 / float64.
+
+    Backends: cpu (scipy.fft, multi-threaded). Autograd / torch.compile: planned (specux.torch); torch inputs
+    are detached for now.
+    """
+    chosen, x = _dispatch.prepare(y, backend, "stft", "stft")
+    p = stft_validate(
+        x,
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        window=window,
+        center=center,
+        dtype=dtype,
+        pad_mode=pad_mode,
+        output=output,
+        accepted=tuple(sorted(chosen.dtypes)),
+    )
+    return _dispatch.finish(chosen.stft(_dispatch.cast_host(x, p.dtype), p), y)
+
+
+def istft_validate(
+    stft_matrix: Any,
+    *,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    n_fft: int | None = None,
+    window: Any = "hann",
+    center: bool = True,
+    dtype: Any = None,
+    length: int | None = None,
+    nola: str = "ignore",
+    accepted: tuple[str, ...] = _validate.CPU_DTYPES,
+) -> IstftParams:
+    """Validate istft arguments for ``stft_matrix`` (any array library) and resolve the defaults."""
+    precision = _validate.real_dtype(
+        stft_matrix, "istft", "stft_matrix", accepted, allow_complex=True, override=dtype
+    )
+    return _validate.istft_params(
+        tuple(stft_matrix.shape),
+        precision,
+        hop_length=hop_length,
+        win_length=win_length,
+        n_fft=n_fft,
+        window=window,
+        center=center,
+        length=length,
+        nola=nola,
+    )
+
+
+def istft(
+    stft_matrix: Any,
+    *,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    n_fft: int | None = None,
+    window: Any = "hann",
+    center: bool = True,
+    dtype: Any = None,
+    length: int | None = None,
+    nola: str = "ignore",
+    backend: str = "auto",
+) -> Any:
+    """Inverse STFT by weighted overlap-add (librosa.istft).
+
+    Each frame is inverse-transformed, multiplied by the window and overlap-added; the sum is divided by the
+    overlapped squared window wherever that exceeds ``tiny(dtype)`` and left as is elsewhere.
+
+    Parameters
+    ----------
+    stft_matrix : array, shape (..., 1 + n_fft // 2, T), complex64 or complex128
+        As returned by :func:`stft` (complex mode).
+    hop_length, win_length, window, center
+        As in :func:`stft`. ``win_length=None``: ``n_fft``; ``hop_length=None``: ``win_length // 4``.
+    n_fft : int or None
+        ``None``: ``2 * (stft_matrix.shape[-2] - 1)``.
+    dtype : numpy dtype or None
+        Real output dtype. ``None``: the input's precision (complex64 -> float32).
+    length : int or None
+        Output length in samples (zero-padded or cut; extra frames are not used). ``None``: all frames, minus
+        the centre padding.
+    nola : {"ignore", "raise"}
+        ``"ignore"`` (librosa's behaviour): samples where the squared-window sum is <= tiny are left
+        undivided. ``"raise"``: raise :class:`specux.errors.NolaError` naming those output positions instead.
+    backend : str
+        ``"auto"``, ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array, shape (..., length)
+        Real, same library as the input.
+
+    Backends: cpu. Autograd / torch.compile: planned (specux.torch).
+    """
+    chosen, x = _dispatch.prepare(stft_matrix, backend, "istft", "istft")
+    p = istft_validate(
+        x,
+        hop_length=hop_length,
+        win_length=win_length,
+        n_fft=n_fft,
+        window=window,
+        center=center,
+        dtype=dtype,
+        length=length,
+        nola=nola,
+        accepted=tuple(sorted(chosen.dtypes)),
+    )
+    return _dispatch.finish(chosen.istft(x, p), stft_matrix)
