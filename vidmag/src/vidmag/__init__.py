@@ -1,1 +1,18 @@
-"""Eulerian video magnification."""
+"""vidmag: Eulerian video magnification, the four pipelines of Wu et al. (SIGGRAPH 2012) on several backends.
+
+``magnify`` works on a clip in memory, ``magnify_file`` on video files, ``pipelines.run`` on a stream of
+frames; ``PRESETS`` holds the paper's runs. Importing vidmag imports no GPU library and no video library.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from vidmag.files import magnify_file
+from vidmag.pipelines import magnify
+from vidmag.presets import PRESETS, Preset
+
+try:
+    __version__ = version("vidmag")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
+
+__all__ = ["PRESETS", "Preset", "__version__", "magnify", "magnify_file"]

@@ -1,0 +1,147 @@
+"""The table of backends: what each runs on, whether it can run here and why not, and how to load it.
+
+A backend is a module, loaded lazily by its import path (importing this registry imports no GPU library). The
+module provides two functions, which is all a new backend needs besides a row in :data:`BACKENDS`:
+
+``probe() -> str | None``
+    Why the backend cannot run on this machine (a sentence a user can act on), or ``None`` when it can.
+    It must not raise, and should be cheap: it runs once per process for every backend "auto" looks at.
+    Import the device library inside it, not at module level, so that a missing extra is a reason, not an
+    ``ImportError``.
+``create() -> vidmag.backend.generic.Backend``
+    The backend, usually ``generic.bind(MyOperations(), name=...)``; called only after ``probe()`` said yes.
+
+A backend whose module does not exist in this build is listed with that as its reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import threading
+from dataclasses import dataclass
+from types import ModuleType
+
+
+class BackendUnavailableError(RuntimeError):
+    """A backend was asked for by name and cannot run here; the message says why."""
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """A row of the table: the backend's name, its module, and what the docs say about it."""
+
+    name: str
+    module: str
+    runs_on: str
+    written_in: str
+    needs: str
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What :func:`list_backends` reports: a :class:`BackendSpec`'s text plus ``unavailable_reason``
+    (``None`` when the backend can run here)."""
+
+    name: str
+    runs_on: str
+    written_in: str
+    needs: str
+    unavailable_reason: str | None
+
+    @property
+    def available(self) -> bool:
+        return self.unavailable_reason is None
+
+
+#: The backends in the order "auto" tries them.
+BACKENDS: tuple[BackendSpec, ...] = (
+    BackendSpec("cuda", "vidmag.backend.cuda", "NVIDIA graphics processors", "hand-written CUDA, tuned",
+                "a compiler at install"),
+    BackendSpec("metal", "vidmag.backend.metal", "Apple graphics processors", "Metal compute kernels",
+                "[metal]"),
+    BackendSpec("vulkan", "vidmag.backend.vulkan", "anything with a Vulkan driver", "GLSL compiled to SPIR-V",
+                "[vulkan]"),
+    BackendSpec("opencl", "vidmag.backend.opencl", "anything with an OpenCL driver", "OpenCL kernels",
+                "[opencl]"),
+    BackendSpec("torch", "vidmag.backend.torch", "wherever PyTorch runs", "PyTorch tensor operations",
+                "[torch]"),
+    BackendSpec("cpu", "vidmag.backend.numpy", "anything", "NumPy (the reference)", "nothing"),
+)
+
+_lock = threading.Lock()
+_reasons: dict[str, str | None] = {}
+_instances: dict[str, object] = {}
+
+
+def names() -> list[str]:
+    """Backend names in the order "auto" tries them."""
+    return [spec.name for spec in BACKENDS]
+
+
+def _spec(name: str) -> BackendSpec:
+    for spec in BACKENDS:
+        if spec.name == name:
+            return spec
+    raise ValueError(f"backend must be 'auto' or one of {', '.join(names())}; got {name!r}")
+
+
+def _module(spec: BackendSpec) -> ModuleType | str:
+    """The backend's module, or why it cannot be loaded."""
+    if spec.module in sys.modules:
+        return sys.modules[spec.module]
+    try:
+        present = importlib.util.find_spec(spec.module) is not None
+    except ImportError as error:  # a parent package failed to import
+        return f"its module {spec.module} cannot be imported: {error}"
+    if not present:
+        return f"not part of this build of vidmag (no module {spec.module})"
+    try:
+        return importlib.import_module(spec.module)
+    except Exception as error:  # the reason is the point, whatever went wrong
+        return f"its module {spec.module} failed to import: {type(error).__name__}: {error}"
+
+
+def unavailable_reason(name: str) -> str | None:
+    """Why backend ``name`` cannot run here, or ``None`` if it can. Probed once per process."""
+    spec = _spec(name)
+    with _lock:
+        if name not in _reasons:
+            module = _module(spec)
+            if isinstance(module, str):
+                _reasons[name] = module
+            elif not all(callable(getattr(module, f, None)) for f in ("probe", "create")):
+                _reasons[name] = f"its module {spec.module} lacks probe() or create()"
+            else:
+                try:
+                    _reasons[name] = module.probe()
+                except Exception as error:  # a probe must not raise; if it does, that is the reason
+                    _reasons[name] = f"probe failed: {type(error).__name__}: {error}"
+        return _reasons[name]
+
+
+def list_backends() -> list[BackendInfo]:
+    """Every backend, in the order "auto" tries them, with why it cannot run here (``None`` if it can)."""
+    return [
+        BackendInfo(s.name, s.runs_on, s.written_in, s.needs, unavailable_reason(s.name)) for s in BACKENDS
+    ]
+
+
+def load(name: str):
+    """The backend object for ``name`` (created once per process).
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not a backend.
+    BackendUnavailableError
+        It cannot run here; the message gives the reason.
+    """
+    reason = unavailable_reason(name)
+    if reason is not None:
+        raise BackendUnavailableError(f"backend {name!r} cannot run here: {reason}")
+    with _lock:
+        if name not in _instances:
+            _instances[name] = importlib.import_module(_spec(name).module).create()
+        return _instances[name]

@@ -1,0 +1,228 @@
+"""Parameter validation of the four pipelines, done once, up front, before any work.
+
+:func:`check_parameters` checks what can be checked without frames (names, types, ranges that depend only
+on ``fs`` and the semantics); :func:`make_plan` adds the checks that need the frame size and, when known, the
+frame count, and returns the :class:`Plan` every backend runs from. Unknown or missing parameters are a
+``TypeError`` naming them; bad values a ``ValueError`` naming the parameter and the allowed range.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from vidmag._reference.gains import level_gains
+from vidmag._reference.pipelines import MIT_UNREAD_TAIL
+from vidmag._reference.pyramid import level_sizes, max_pyramid_height, pyramid_levels
+
+#: Parameters of each pipeline, in the order the MIT functions take them.
+PIPELINE_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "gaussian_ideal": ("alpha", "level", "fl", "fh", "chrom_attenuation"),
+    "laplacian_ideal": ("alpha", "lambda_c", "fl", "fh", "chrom_attenuation"),
+    "laplacian_butterworth": ("alpha", "lambda_c", "fl", "fh", "chrom_attenuation"),
+    "laplacian_iir": ("alpha", "lambda_c", "r1", "r2", "chrom_attenuation"),
+}
+
+#: The names ``compat`` accepts.
+COMPAT_MODES = (None, "mit")
+
+#: Smallest frame side the pipelines accept: one 5-tap blur-and-halve step needs 5 samples.
+MIN_SIDE = 5
+
+#: Smallest side of the Laplacian pipelines: below it the pyramid has fewer than three levels, and the
+#: finest and coarsest bands (the only ones left) are never amplified.
+MIN_SIDE_LAPLACIAN = 10
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def check_parameters(pipeline: str, fs: Any, compat: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """Check the pipeline name, ``fs``, ``compat`` and the pipeline's parameters; return them normalised.
+
+    Raises
+    ------
+    TypeError
+        An unknown or missing parameter (named).
+    ValueError
+        A value out of range (the parameter and the allowed range are named).
+    """
+    if pipeline not in PIPELINE_PARAMETERS:
+        raise ValueError(f"pipeline must be one of {', '.join(PIPELINE_PARAMETERS)}; got {pipeline!r}")
+    if compat not in COMPAT_MODES:
+        raise ValueError(f"compat must be None (default semantics) or 'mit', got {compat!r}")
+    expected = PIPELINE_PARAMETERS[pipeline]
+    unknown = sorted(set(params) - set(expected))
+    if unknown:
+        raise TypeError(
+            f"{pipeline} got unexpected parameter(s) {', '.join(unknown)}; it takes {', '.join(expected)}"
+        )
+    missing = [p for p in expected if p not in params]
+    if missing:
+        raise TypeError(f"{pipeline} is missing required parameter(s) {', '.join(missing)}")
+    fs = _number("fs", fs)
+    if fs <= 0:
+        raise ValueError(f"fs must be > 0 Hz, got {fs}")
+    out: dict[str, Any] = {}
+    alpha = _number("alpha", params["alpha"])
+    if alpha < 0:
+        raise ValueError(f"alpha must be >= 0, got {alpha}")
+    out["alpha"] = alpha
+    ca = _number("chrom_attenuation", params["chrom_attenuation"])
+    if ca < 0:
+        raise ValueError(f"chrom_attenuation must be >= 0, got {ca}")
+    out["chrom_attenuation"] = ca
+    if "lambda_c" in expected:
+        lambda_c = _number("lambda_c", params["lambda_c"])
+        if lambda_c <= 0:
+            raise ValueError(f"lambda_c must be > 0 pixels, got {lambda_c}")
+        out["lambda_c"] = lambda_c
+    if "level" in expected:
+        level = params["level"]
+        integral = isinstance(level, int) or (isinstance(level, float) and level.is_integer())
+        if isinstance(level, bool) or not integral or int(level) < 1:
+            raise ValueError(f"level must be an integer >= 1, got {level!r}")
+        out["level"] = int(level)
+    if "fl" in expected:
+        out.update(_check_band(pipeline, fs, compat, params["fl"], params["fh"]))
+    if "r1" in expected:
+        r1, r2 = _number("r1", params["r1"]), _number("r2", params["r2"])
+        for name, r in (("r1", r1), ("r2", r2)):
+            if not 0 < r <= 1:
+                raise ValueError(f"{name} must be in (0, 1], got {r}")
+        if r2 >= r1:
+            raise ValueError(f"r2 must be < r1 = {r1} (r1 sets the higher cut-off), got {r2}")
+        out.update(r1=r1, r2=r2)
+    return {"fs": fs, **out}
+
+
+def _check_band(pipeline: str, fs: float, compat: str | None, fl: Any, fh: Any) -> dict[str, float]:
+    fl, fh = _number("fl", fl), _number("fh", fh)
+    butter = pipeline == "laplacian_butterworth"
+    if fl < 0 or (butter and fl == 0):
+        raise ValueError(f"fl must be {'> 0' if butter else '>= 0'} Hz, got {fl}")
+    if fl >= fh:
+        raise ValueError(f"fl must be < fh; got fl = {fl} Hz, fh = {fh} Hz")
+    if compat == "mit":
+        # butter(1, f / fs) needs Wn = f / fs < 1; the MIT ideal filter reads any band of bins 0 .. n - 1.
+        if butter and fh >= fs:
+            raise ValueError(f"fh must be < fs = {fs} Hz under compat='mit' (butter(1, fh / fs)), got {fh}")
+        if not butter and fh > fs:
+            raise ValueError(f"fh must be <= fs = {fs} Hz, got {fh}")
+    elif butter and fh >= fs / 2:
+        raise ValueError(f"fh must be < fs / 2 = {fs / 2} Hz (the Nyquist frequency), got {fh}")
+    elif not butter and fh > fs / 2:
+        raise ValueError(f"fh must be <= fs / 2 = {fs / 2} Hz (the Nyquist frequency), got {fh}")
+    return {"fl": fl, "fh": fh}
+
+
+def min_frames(pipeline: str, compat: str | None) -> int:
+    """Fewest input frames a pipeline accepts: 1, or under ``compat="mit"`` enough for one output frame."""
+    if compat != "mit":
+        return 1
+    return MIT_UNREAD_TAIL + (2 if pipeline == "laplacian_ideal" else 1)
+
+
+def output_frames(pipeline: str, compat: str | None, n_frames: int) -> int:
+    """Number of output frames for ``n_frames`` input frames."""
+    if compat != "mit":
+        return n_frames
+    return n_frames - MIT_UNREAD_TAIL - (1 if pipeline == "laplacian_ideal" else 0)
+
+
+def check_frame_count(pipeline: str, compat: str | None, n_frames: int) -> None:
+    """Raise ``ValueError`` (naming ``frames``) if ``n_frames`` is too few for the pipeline."""
+    need = min_frames(pipeline, compat)
+    if n_frames < need:
+        why = "" if compat != "mit" else " (the MIT code leaves the last 10 unread)"
+        raise ValueError(f"frames: {pipeline} needs at least {need} frame(s){why}, got {n_frames}")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated run: what a backend needs to execute one pipeline on frames of one size.
+
+    Attributes
+    ----------
+    pipeline : str
+    fs : float
+        Sampling rate in Hz.
+    compat : None or "mit"
+    params : dict
+        The pipeline's parameters, normalised (floats; ``level`` an int).
+    height, width : int
+        Frame size in pixels.
+    n_frames : int or None
+        Input frame count when known in advance.
+    """
+
+    pipeline: str
+    fs: float
+    compat: str | None
+    params: dict[str, Any]
+    height: int
+    width: int
+    n_frames: int | None = None
+
+    @property
+    def mit(self) -> bool:
+        """True under ``compat="mit"``."""
+        return self.compat == "mit"
+
+    @cached_property
+    def levels(self) -> int:
+        """Laplacian pyramid levels of a frame (bands including the residual)."""
+        return pyramid_levels(self.height, self.width)
+
+    @cached_property
+    def level_sizes(self) -> list[tuple[int, int]]:
+        """(h, w) of each Laplacian level, finest first."""
+        return level_sizes(self.height, self.width, self.levels)
+
+    @cached_property
+    def gains(self) -> list[float]:
+        """Per-level gains of the Laplacian pipelines, finest first."""
+        p = self.params
+        return level_gains(self.height, self.width, self.levels, p["alpha"], p["lambda_c"])
+
+
+def make_plan(
+    pipeline: str,
+    *,
+    fs: Any,
+    compat: Any,
+    params: dict[str, Any],
+    frame_shape: tuple[int, ...],
+    n_frames: int | None = None,
+) -> Plan:
+    """Validate everything about a run and return its :class:`Plan`.
+
+    Parameters
+    ----------
+    frame_shape : tuple
+        Shape of one frame, (H, W, 3).
+    n_frames : int, optional
+        Number of input frames, when known; checked against the pipeline's minimum.
+    """
+    checked = check_parameters(pipeline, fs, compat, params)
+    fs = checked.pop("fs")
+    if len(frame_shape) != 3 or frame_shape[2] != 3:
+        raise ValueError(f"frames must be RGB of shape (H, W, 3) per frame, got {tuple(frame_shape)}")
+    H, W = int(frame_shape[0]), int(frame_shape[1])
+    need = MIN_SIDE if pipeline == "gaussian_ideal" else MIN_SIDE_LAPLACIAN
+    if min(H, W) < need:
+        raise ValueError(f"frames of {H} x {W} are too small: {pipeline} needs both sides >= {need} pixels")
+    if pipeline == "gaussian_ideal":
+        deepest = max_pyramid_height(H, W)
+        if checked["level"] > deepest:
+            raise ValueError(
+                f"level must be between 1 and {deepest} for {H} x {W} frames, got {checked['level']}"
+            )
+    if n_frames is not None:
+        check_frame_count(pipeline, compat, n_frames)
+    return Plan(pipeline, fs, compat, checked, H, W, n_frames)

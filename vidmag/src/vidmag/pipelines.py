@@ -1,0 +1,215 @@
+"""The public entry points of magnification: :func:`magnify` (an array in, an array out) and :func:`run`
+(a frame source in, an iterator of frames out, in bounded memory).
+
+Both validate everything before any work, choose the backend, apply the semantics' frame bookkeeping (the MIT
+code leaves the last 10 frames unread) and hand the frames to the backend's pipeline.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from vidmag import backend as _backend
+from vidmag._reference.colour import to_uint8
+from vidmag._reference.pipelines import MIT_UNREAD_TAIL
+from vidmag.params import PIPELINE_PARAMETERS, check_frame_count, make_plan, output_frames
+
+#: The four pipelines, by vidmag name.
+PIPELINES = tuple(PIPELINE_PARAMETERS)
+
+
+def _drop_last(frames: Iterator[np.ndarray], count: int) -> Iterator[np.ndarray]:
+    """Yield all but the last ``count`` frames, holding ``count`` frames of look-ahead."""
+    ahead: deque[np.ndarray] = deque()
+    for frame in frames:
+        ahead.append(frame)
+        if len(ahead) > count:
+            yield ahead.popleft()
+
+
+def _checked(frames: Iterator[Any], shape: tuple[int, int, int]) -> Iterator[np.ndarray]:
+    for i, frame in enumerate(frames):
+        if not isinstance(frame, np.ndarray) or frame.dtype != np.uint8 or frame.shape != shape:
+            got = f"{getattr(frame, 'dtype', type(frame).__name__)} {getattr(frame, 'shape', '')}"
+            raise ValueError(f"frames: frame {i} must be uint8 of shape {shape} like frame 0, got {got}")
+        yield frame
+
+
+def run(
+    source: Callable[[], Iterator[np.ndarray]],
+    *,
+    fs: float,
+    pipeline: str,
+    backend: str = "auto",
+    compat: str | None = None,
+    progress: Callable[[int], Any] | None = None,
+    n_frames: int | None = None,
+    **params: Any,
+) -> Iterator[np.ndarray]:
+    """Magnify a stream of frames in bounded memory.
+
+    Parameters
+    ----------
+    source : callable
+        ``source()`` returns a fresh iterator of the input frames, uint8 (H, W, 3) RGB, each time it is
+        called. The streaming pipelines (laplacian_butterworth, laplacian_iir) call it once and hold O(1)
+        frames; the ideal ones call it twice (it must give the same frames both times) and hold only the
+        pyramid levels (or down-sampled images) they filter.
+    fs : float
+        Sampling rate of the frames in Hz (the capture rate; the iir pipeline does not use it).
+    pipeline : str
+        ``"gaussian_ideal"``, ``"laplacian_ideal"``, ``"laplacian_butterworth"`` or ``"laplacian_iir"``.
+    backend : str
+        ``"auto"`` or a backend name (see ``vidmag.backend.select``).
+    compat : None or "mit"
+        ``None``: the default semantics (T frames out); ``"mit"``: the MIT code's output exactly, quirks
+        included, taking the paper's literal parameter values.
+    progress : callable, optional
+        Called with the number of output frames produced so far, after each frame.
+    n_frames : int, optional
+        Number of input frames, if known: checked up front against the pipeline's minimum (otherwise the
+        check happens when the stream ends) and useful to a progress display.
+    **params
+        The pipeline's parameters: ``alpha``, ``level`` (gaussian), ``lambda_c`` (laplacian), ``fl``, ``fh``
+        (ideal and butterworth, Hz), ``r1``, ``r2`` (iir), ``chrom_attenuation``.
+
+    Returns
+    -------
+    iterator of ndarray, uint8, shape (H, W, 3)
+        The output frames in order: as many as the input (default semantics), T - 10 (``compat="mit"``) or
+        T - 11 (``compat="mit"``, laplacian_ideal).
+
+    Raises
+    ------
+    TypeError
+        An unknown or missing parameter.
+    ValueError
+        A bad value, an empty source, frames too small or of the wrong shape / dtype.
+    BackendUnavailableError
+        The named backend cannot run here.
+
+    Notes
+    -----
+    All validation happens in this call, before the iterator is returned; it reads the first frame.
+    Backends: all (``vidmag.backend``).
+    """
+    frames = iter(source())
+    first = next(frames, None)
+    if first is None:
+        raise ValueError("frames: the source gave no frames (empty clip)")
+    first = np.asarray(first)
+    if first.dtype != np.uint8 or first.ndim != 3:
+        raise ValueError(f"frames must be uint8 (H, W, 3) RGB, got {first.dtype} of shape {first.shape}")
+    plan = make_plan(
+        pipeline, fs=fs, compat=compat, params=params, frame_shape=first.shape, n_frames=n_frames
+    )
+    _, chosen = _backend.select(backend)
+    calls = [0]
+    counts: list[int] = []
+
+    def frames_read() -> Iterator[np.ndarray]:
+        nonlocal frames
+        calls[0] += 1
+        if calls[0] == 1:
+            stream, frames = itertools.chain([first], frames), None
+        else:
+            stream = iter(source())
+        count = 0
+        for frame in _checked(stream, first.shape):
+            count += 1
+            yield frame
+        check_frame_count(plan.pipeline, plan.compat, count)
+        if counts and count != counts[0]:
+            raise RuntimeError(
+                f"source gave {counts[0]} frames on its first call and {count} on call {calls[0]}"
+            )
+        counts.append(count)
+
+    def semantic_source() -> Iterator[np.ndarray]:
+        return _drop_last(frames_read(), MIT_UNREAD_TAIL) if plan.mit else frames_read()
+
+    def produce() -> Iterator[np.ndarray]:
+        for done, frame in enumerate(chosen.run(plan, semantic_source), start=1):
+            yield frame
+            if progress is not None:
+                progress(done)
+
+    return produce()
+
+
+def _as_uint8(frames: Any) -> np.ndarray:
+    """(T, H, W, 3) uint8, or float in [0, 1] quantised to the nearest 8-bit level."""
+    frames = np.asarray(frames)
+    if frames.ndim != 4 or frames.shape[-1] != 3:
+        raise ValueError(f"frames must have shape (T, H, W, 3), got {frames.shape}")
+    if frames.dtype == np.uint8:
+        return frames
+    if not np.issubdtype(frames.dtype, np.floating):
+        raise ValueError(f"frames must be uint8 or float in [0, 1], got dtype {frames.dtype}")
+    out = np.empty(frames.shape, dtype=np.uint8)
+    for i, frame in enumerate(frames):  # frame by frame: no float64 copy of the whole clip
+        if not (np.all(np.isfinite(frame)) and frame.min() >= 0.0 and frame.max() <= 1.0):
+            raise ValueError(f"frames: float frames must be finite and within [0, 1] (frame {i} is not)")
+        out[i] = to_uint8(frame)
+    return out
+
+
+def magnify(
+    frames: Any,
+    *,
+    fs: float,
+    pipeline: str,
+    backend: str = "auto",
+    compat: str | None = None,
+    progress: bool = False,
+    **params: Any,
+) -> np.ndarray:
+    """Magnify a clip held in memory.
+
+    Parameters
+    ----------
+    frames : ndarray, shape (T, H, W, 3)
+        RGB frames, uint8, or float in [0, 1] (quantised to 8 bits, ``round(x * 255)``, as a video would be).
+    fs, pipeline, backend, compat, **params
+        As :func:`run`.
+    progress : bool
+        Draw a progress bar with frames/s on stderr.
+
+    Returns
+    -------
+    ndarray, uint8, shape (T', H, W, 3)
+        T' = T under the default semantics; T - 10 under ``compat="mit"`` (T - 11 for laplacian_ideal).
+
+    Raises
+    ------
+    TypeError, ValueError, BackendUnavailableError
+        As :func:`run`; everything is checked before any work.
+
+    Notes
+    -----
+    Backends: all (``vidmag.backend``).
+    """
+    clip = _as_uint8(frames)
+    T = clip.shape[0]
+    if T == 0:
+        raise ValueError("frames: the clip is empty (T = 0)")
+    bar = None
+    if progress:
+        from vidmag._progress import ProgressBar
+
+        bar = ProgressBar(total=output_frames(pipeline, compat, T))
+    # run() validates everything before it returns, so nothing below starts on bad input
+    frames_out = run(lambda: iter(clip), fs=fs, pipeline=pipeline, backend=backend, compat=compat,
+                     progress=bar, n_frames=T, **params)
+    out = np.empty((output_frames(pipeline, compat, T), *clip.shape[1:]), dtype=np.uint8)
+    count = 0
+    for count, frame in enumerate(frames_out, start=1):
+        out[count - 1] = frame
+    if count != len(out):
+        raise RuntimeError(f"backend produced {count} frames, expected {len(out)}")
+    return out
