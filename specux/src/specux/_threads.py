@@ -1,0 +1,53 @@
+"""Limiting BLAS to one thread around small matrix products (through threadpoolctl, when it is installed).
+
+BLAS thread counts are process-wide. Calls that overlap in several threads share one limit: the first to enter
+sets it, the last to leave restores the original count, so concurrent callers never leave the process limited.
+While a limit is active, BLAS calls made by other threads of the process also run on one thread (slower for
+them, never different results).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+_lock = threading.Lock()
+_active = 0
+_limiter: Any = None
+
+
+@functools.lru_cache(maxsize=1)
+def _controller() -> Any:
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None
+    return threadpoolctl.ThreadpoolController()
+
+
+@contextlib.contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """Run the enclosed matrix products on one BLAS thread; does nothing without ``threadpoolctl``.
+
+    Results are the same either way; only the time changes.
+    """
+    global _active, _limiter
+    controller = _controller()
+    if controller is None:
+        yield
+        return
+    with _lock:
+        if _active == 0:
+            _limiter = controller.limit(limits=1, user_api="blas")
+        _active += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _active -= 1
+            if _active == 0:
+                _limiter.restore_original_limits()
+                _limiter = None

@@ -1,0 +1,206 @@
+"""Chroma features: energy per pitch class, from an STFT (``chroma_stft``) or a constant-Q transform
+(``chroma_cqt``), with librosa 0.11's definitions and defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from specux import _arrays
+from specux._dispatch import prepare
+from specux._filters.chroma import chroma as chroma_filter
+from specux._filters.constant_q import cq_to_chroma
+from specux._normalize import normalize
+from specux.ops.cqt import cqt
+from specux.ops.tuning import estimate_tuning, magnitude_spectrogram
+
+__all__ = ["chroma_cqt", "chroma_stft"]
+
+
+def chroma_stft(
+    y: Any = None,
+    *,
+    sr: float = 22050,
+    S: Any = None,
+    norm: float | None = np.inf,
+    n_fft: int = 2048,
+    hop_length: int = 512,
+    win_length: int | None = None,
+    window: Any = "hann",
+    center: bool = True,
+    pad_mode: str = "constant",
+    tuning: float | None = None,
+    n_chroma: int = 12,
+    ctroct: float = 5.0,
+    octwidth: float | None = 2,
+    base_c: bool = True,
+    backend: str = "auto",
+) -> Any:
+    """Chromagram from a power spectrogram: the chroma filter bank (:func:`specux.filters.chroma`) times
+    ``|STFT(y)|**2``, each frame then normalised by ``norm``.
+
+    Parameters
+    ----------
+    y : ndarray or torch.Tensor, shape (..., n), float32 or float64, or None
+        Signal; used when ``S`` is None.
+    sr : float > 0
+        Sampling rate in Hz.
+    S : ndarray or torch.Tensor, shape (..., 1 + n_fft // 2, n_frames), or None
+        Power spectrogram; ``n_fft`` is inferred from it when they disagree.
+    norm : {inf, -inf, 0, float > 0, None}
+        Per-frame normalisation over the pitch classes (inf: maximum becomes 1; frames whose norm is below the
+        smallest normal number are left as they are).
+    n_fft, hop_length, win_length, window, center, pad_mode
+        STFT parameters (see :func:`specux.stft`); ``n_fft`` and ``hop_length`` in samples.
+    tuning : float or None
+        Tuning deviation in fractions of a chroma bin; None estimates it (:func:`specux.estimate_tuning` with
+        ``bins_per_octave=n_chroma``).
+    n_chroma : int > 0
+        Number of pitch classes.
+    ctroct, octwidth, base_c
+        Chroma filter bank shape: centre (octaves above 27.5 Hz) and width (octaves; None: flat) of the octave
+        weighting; row 0 is C when ``base_c``, else A.
+    backend : {"auto", "cpu", ...}
+        Only "cpu" serves this function so far.
+
+    Returns
+    -------
+    ndarray or torch.Tensor, shape (..., n_chroma, n_frames)
+        Real, the precision of the spectrogram. Same library as the input. Non-finite input values propagate
+        to the frames that contain them.
+
+    Notes
+    -----
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: not supported (a tensor that requires grad
+    raises). torch.compile: not supported (the call leaves the graph).
+    """
+    src = y if S is None else S
+    prepare(src, backend, "stft", "chroma_stft")  # served wherever stft is
+    if y is not None and S is None:
+        _check_real_signal(y, "chroma_stft")
+    power, n_fft = magnitude_spectrogram(
+        y, S, n_fft, hop_length, win_length, window, center, pad_mode, 2.0, "chroma_stft"
+    )
+    if tuning is None:
+        tuning = estimate_tuning(S=power, sr=sr, bins_per_octave=n_chroma)
+    bank = chroma_filter(
+        sr=sr, n_fft=n_fft, tuning=tuning, n_chroma=n_chroma, ctroct=ctroct, octwidth=octwidth, base_c=base_c
+    )
+    raw = np.matmul(bank.astype(np.result_type(bank.dtype, power.dtype), copy=False), power)
+    return _arrays.like(normalize(raw, norm=norm, axis=-2), src)
+
+
+def chroma_cqt(
+    y: Any = None,
+    *,
+    sr: float = 22050,
+    C: Any = None,
+    hop_length: int = 512,
+    fmin: float | None = None,
+    norm: float | None = np.inf,
+    threshold: float = 0.0,
+    tuning: float | None = None,
+    n_chroma: int = 12,
+    n_octaves: int = 7,
+    window: Any = None,
+    bins_per_octave: int | None = 36,
+    cqt_mode: str = "full",
+    res_type: str | None = "soxr_hq",
+    backend: str = "auto",
+) -> Any:
+    """Chromagram from a constant-Q transform: ``|cqt(y)|`` with ``bins_per_octave`` bins per octave over
+    ``n_octaves`` octaves from ``fmin``, folded onto ``n_chroma`` pitch classes, thresholded and normalised.
+
+    Parameters
+    ----------
+    y : ndarray or torch.Tensor, shape (..., n), float32 or float64, or None
+        Signal; used when ``C`` is None.
+    sr : float > 0
+        Sampling rate in Hz.
+    C : ndarray or torch.Tensor, shape (..., n_bins, n_frames), or None
+        A constant-Q magnitude spectrogram to fold instead of computing one.
+    hop_length : int > 0
+        Samples between frames.
+    fmin : float or None
+        Lowest frequency in Hz; None means C1 (32.70 Hz).
+    norm : {inf, -inf, 0, float > 0, None}
+        Per-frame normalisation over the pitch classes.
+    threshold : float
+        Chroma values below this are set to 0 before normalising.
+    tuning : float or None
+        Tuning in fractions of a constant-Q bin; None estimates it from ``y`` (with ``bins_per_octave`` bins).
+    n_chroma : int > 0
+        Number of pitch classes.
+    n_octaves : int > 0
+        Octaves analysed.
+    window : ndarray or None
+        Optional window convolved across the constant-Q bins of each pitch class.
+    bins_per_octave : int or None
+        Constant-Q resolution, a multiple of ``n_chroma``; None means ``n_chroma``.
+    cqt_mode : {"full"}
+        librosa's "hybrid" mode is not offered.
+    res_type : str or None
+        Resampler of the constant-Q transform (see :func:`specux.vqt`).
+    backend : {"auto", "cpu", ...}
+        Only "cpu" serves this function so far.
+
+    Returns
+    -------
+    ndarray or torch.Tensor, shape (..., n_chroma, n_frames), real
+        Same library as the input.
+
+    Notes
+    -----
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: not supported (a tensor that requires grad
+    raises). torch.compile: not supported (the call leaves the graph).
+    """
+    src = y if C is None else C
+    prepare(src, backend, "cqt", "chroma_cqt")  # served wherever cqt is
+    if cqt_mode != "full":
+        raise ValueError(
+            f"chroma_cqt: cqt_mode must be 'full' (the hybrid transform is not offered); got {cqt_mode!r}"
+        )
+    if isinstance(n_chroma, bool) or not isinstance(n_chroma, (int, np.integer)) or n_chroma <= 0:
+        raise ValueError(f"chroma_cqt: n_chroma must be a positive integer; got {n_chroma!r}")
+    if bins_per_octave is None:
+        bins_per_octave = n_chroma
+    elif bins_per_octave % n_chroma != 0:
+        raise ValueError(
+            f"chroma_cqt: bins_per_octave={bins_per_octave} must be an integer multiple of "
+            f"n_chroma={n_chroma}"
+        )
+    if C is None:
+        if y is None:
+            raise ValueError("chroma_cqt: pass either y (a signal) or C (a constant-Q magnitude spectrogram)")
+        if isinstance(n_octaves, bool) or not isinstance(n_octaves, (int, np.integer)) or n_octaves <= 0:
+            raise ValueError(f"chroma_cqt: n_octaves must be a positive integer; got {n_octaves!r}")
+        mag = np.abs(
+            _arrays.to_numpy(
+                cqt(
+                    _arrays.to_numpy(y),
+                    sr=sr,
+                    hop_length=hop_length,
+                    fmin=fmin,
+                    n_bins=n_octaves * bins_per_octave,
+                    bins_per_octave=bins_per_octave,
+                    tuning=tuning,
+                    res_type=res_type,
+                )
+            )
+        )
+    else:
+        mag = _arrays.to_numpy(C)
+    fold = cq_to_chroma(
+        mag.shape[-2], bins_per_octave=bins_per_octave, n_chroma=n_chroma, fmin=fmin, window=window
+    )
+    chroma = np.matmul(fold.astype(np.result_type(fold.dtype, mag.dtype), copy=False), mag)
+    if threshold is not None:
+        chroma[chroma < threshold] = 0.0
+    return _arrays.like(normalize(chroma, norm=norm, axis=-2), src)
+
+
+def _check_real_signal(y: Any, public: str) -> None:
+    dtype = np.dtype(_arrays.real_dtype_name(y)) if hasattr(y, "dtype") else np.asarray(y).dtype
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"{public}: y must be float32 or float64; got dtype {dtype}")

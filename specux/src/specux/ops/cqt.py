@@ -1,0 +1,504 @@
+"""Constant-Q and variable-Q transforms (``specux.cqt``, ``specux.vqt``), librosa 0.11's multirate algorithm.
+
+The transform runs octave by octave from the top. In librosa, each octave multiplies a frequency-domain basis
+(:func:`specux._filters.constant_q.vqt_fft_basis`) with the spectra of unwindowed centred frames of the signal
+at that octave's rate; between octaves the hop is halved and the signal downsampled by two while the hop stays
+even. Both steps are linear, so the CPU path here folds the FFT into the basis once (memoised time-domain
+weights, :func:`specux._filters.constant_q.vqt_frame_weights`) and computes each octave as one real matrix
+product of the frames with those weights. The step-by-step version is :func:`specux._reference.cqt.vqt`;
+``docs/specux/constant-q.md`` lists the resamplers and the errors that result.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import numbers
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from specux import _arrays, _validate
+from specux._dispatch import prepare
+from specux._filters import constant_q as cqf
+from specux._resample import check_res_type, downsample
+from specux._threads import single_threaded_blas
+from specux.ops.tuning import estimate_tuning
+
+__all__ = ["VqtParams", "cqt", "vqt", "vqt_cpu", "vqt_plan"]
+
+#: frames are multiplied in blocks of about this many samples, small enough to stay in cache while copied
+#: and multiplied, and of at least _MIN_BLOCK_FRAMES frames so that long frames still make a matrix product
+_BLOCK_SAMPLES = 1 << 16
+_MIN_BLOCK_FRAMES = 64
+
+
+@dataclass(frozen=True)
+class VqtParams:
+    """Validated parameters of one ``vqt`` call (the tuning already applied to ``fmin``)."""
+
+    sr: float
+    hop_length: int
+    fmin: float
+    n_bins: int
+    intervals: Any
+    gamma: float | None
+    bins_per_octave: int
+    filter_scale: float
+    norm: float | None
+    sparsity: float
+    window: Any
+    scale: bool
+    pad_mode: str
+    res_type: str | None
+    dtype: str
+
+
+@dataclass(frozen=True)
+class _Octave:
+    freqs: np.ndarray
+    alpha: np.ndarray
+    sr: float
+    hop: int
+    rows: slice
+
+
+@dataclass(frozen=True)
+class VqtPlan:
+    """What the multirate algorithm does for given parameters, independent of the signal's values."""
+
+    freqs: np.ndarray
+    lengths: np.ndarray
+    early_factor: int
+    sr: float
+    octaves: tuple[_Octave, ...]
+
+
+def vqt_plan(p: VqtParams) -> VqtPlan:
+    """Centre frequencies, filter lengths, early downsampling and the per-octave rates and hops for ``p``.
+
+    Raises ValueError when the highest filter reaches above the Nyquist frequency.
+    """
+    bpo = p.bins_per_octave
+    freqs = cqf.cq_frequencies(p.n_bins, fmin=p.fmin, bins_per_octave=bpo, intervals=p.intervals)
+    alpha = cqf.equal_temperament_alpha(bpo) if p.n_bins == 1 else cqf.relative_bandwidth(freqs)
+    _, cutoff = cqf.wavelet_lengths(
+        freqs=freqs, sr=p.sr, window=p.window, filter_scale=p.filter_scale, gamma=p.gamma, alpha=alpha
+    )
+    cqf.check_nyquist(cutoff, p.sr, float(freqs[-1]))
+    n_octaves = math.ceil(p.n_bins / bpo)
+    n_filters = min(bpo, p.n_bins)
+
+    sr, hop, early = p.sr, p.hop_length, 1
+    if p.res_type is not None:
+        early = 2 ** _early_downsample_count(p.sr / 2.0, cutoff, hop, n_octaves)
+        sr, hop = sr / early, hop // early
+
+    octaves = []
+    my_sr, my_hop = sr, hop
+    for i in range(n_octaves):
+        stop = p.n_bins - n_filters * i
+        start = max(0, stop - n_filters)
+        octaves.append(
+            _Octave(
+                freqs[start:stop],
+                alpha[start:stop] if alpha.size > 1 else alpha,
+                my_sr,
+                my_hop,
+                slice(start, stop),
+            )
+        )
+        if p.res_type is not None and my_hop % 2 == 0:
+            my_hop //= 2
+            my_sr /= 2.0
+    lengths, _ = cqf.wavelet_lengths(
+        freqs=freqs, sr=sr, window=p.window, filter_scale=p.filter_scale, gamma=p.gamma, alpha=alpha
+    )
+    return VqtPlan(freqs, lengths, early, sr, tuple(octaves))
+
+
+def _early_downsample_count(nyquist: float, cutoff: float, hop_length: int, n_octaves: int) -> int:
+    """How many times the signal can be halved before the first octave (librosa's rule).
+
+    Limited by the headroom between the bank's cut-off and Nyquist (keeping one octave of margin) and by the
+    factors of two in the hop that the octaves themselves will need.
+    """
+    by_bandwidth = max(0, math.ceil(math.log2(nyquist / cutoff)) - 1 - 1)
+    twos = 0
+    while hop_length > 0 and hop_length % (2 ** (twos + 1)) == 0:
+        twos += 1
+    by_hop = max(0, twos - n_octaves + 1)
+    return min(by_bandwidth, by_hop)
+
+
+def _n_frames(n: int, n_fft: int, hop: int) -> int:
+    """Frames of a centred analysis: the signal is padded by ``n_fft // 2`` on both sides."""
+    return 1 + (n + 2 * (n_fft // 2) - n_fft) // hop
+
+
+def _octave_response(
+    x: np.ndarray, weights: np.ndarray, n_fft: int, hop: int, pad_mode: str, n_frames: int, out: np.ndarray
+) -> None:
+    """Write the responses of one octave's filters into ``out`` (batch, k, n_frames), complex.
+
+    Each centred frame of ``x`` (batch, n) times ``weights`` (n_fft, 2 k; real and imaginary part of each
+    filter side by side) is one row of k complex responses: one real matrix product per block of frames.
+    """
+    pad = n_fft // 2
+    padded = np.pad(x, [(0, 0), (pad, pad)], mode=pad_mode)
+    frames = np.lib.stride_tricks.as_strided(
+        padded,
+        shape=(padded.shape[0], n_frames, n_fft),
+        strides=(padded.strides[0], padded.strides[1] * hop, padded.strides[1]),
+        writeable=False,
+    )
+    block = max(_MIN_BLOCK_FRAMES, _BLOCK_SAMPLES // n_fft)
+    for b in range(x.shape[0]):
+        for t0 in range(0, n_frames, block):
+            # overlapping frames are copied into a contiguous block so that the product runs in BLAS; frames
+            # that do not overlap are already a valid BLAS operand (row stride = hop)
+            chunk = frames[b, t0 : t0 + block]
+            if hop < n_fft:
+                chunk = np.ascontiguousarray(chunk)
+            prod = chunk @ weights
+            out[b, :, t0 : t0 + chunk.shape[0]] = prod.view(out.dtype).T
+
+
+def _octave_signals(x: np.ndarray, plan: VqtPlan, res_type: str | None):
+    """Yield the signal of each octave in turn, downsampling by two whenever the octave's rate halves."""
+    for i, octave in enumerate(plan.octaves):
+        if i > 0 and octave.sr != plan.octaves[i - 1].sr:
+            # scaled as librosa does (by sqrt(2)) before the next halving: libsoxr computes in single
+            # precision, so scaling later instead would not give the same numbers
+            x = downsample(x, 2, res_type)
+        yield x
+
+
+def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
+    """The CPU implementation: ``y`` (..., n) numpy, float32 / float64 -> (..., n_bins, n_frames) complex."""
+    plan = vqt_plan(p)
+    cdtype = np.dtype(p.dtype)
+    rdtype = np.finfo(cdtype).dtype
+    lead = y.shape[:-1]
+    x = np.ascontiguousarray(y.reshape(-1, y.shape[-1]), dtype=rdtype)
+    if plan.early_factor > 1:
+        if x.shape[-1] < plan.early_factor:
+            raise ValueError(
+                f"vqt: y has {x.shape[-1]} samples, fewer than the early downsampling factor "
+                f"{plan.early_factor} of this {len(plan.octaves)}-octave transform (as in librosa); use a "
+                "longer signal, a smaller hop_length or res_type=None"
+            )
+        x = downsample(x, plan.early_factor, p.res_type)
+        if not p.scale:
+            x = x * rdtype.type(np.sqrt(plan.early_factor))
+
+    bases, n_frames, length = [], None, x.shape[-1]
+    for i, octave in enumerate(plan.octaves):
+        if i > 0 and octave.sr != plan.octaves[i - 1].sr:
+            length = math.ceil(length / 2)
+        # librosa multiplies the basis by sqrt(sr / sr_octave) (the downsampler multiplied the signal by
+        # sqrt(2) per halving); 1 / sqrt(length) is ``scale``
+        column_scale = np.full(octave.freqs.size, np.sqrt(plan.sr / octave.sr))
+        if p.scale:
+            column_scale /= np.sqrt(plan.lengths[octave.rows])
+        weights, n_fft = cqf.vqt_frame_weights(
+            sr=octave.sr,
+            freqs=octave.freqs,
+            alpha=octave.alpha,
+            filter_scale=p.filter_scale,
+            norm=p.norm,
+            sparsity=p.sparsity,
+            window=p.window,
+            gamma=p.gamma,
+            dtype=cdtype,
+            column_scale=column_scale,
+            # without resampling, the full spectrum: the responses are then the filters' inner products
+            two_sided=p.res_type is None,
+        )
+        bases.append((weights, n_fft))
+        # the output keeps the frame count of the octave with the fewest frames
+        frames_here = _n_frames(length, n_fft, octave.hop)
+        n_frames = frames_here if n_frames is None else min(n_frames, frames_here)
+
+    out = np.empty((x.shape[0], p.n_bins, n_frames), dtype=cdtype)
+    signals = _octave_signals(x, plan, p.res_type)
+    if len(plan.octaves) == 1:
+        (weights, n_fft), octave = bases[0], plan.octaves[0]
+        _octave_response(next(signals), weights, n_fft, octave.hop, p.pad_mode, n_frames, out[:, octave.rows])
+        return out.reshape(*lead, p.n_bins, n_frames)
+    # Octaves are independent once their signal exists: each product runs on a pool thread (on one BLAS
+    # thread, which also avoids BLAS's thread hand-offs for these small products) while the next octave is
+    # resampled.
+    workers = min(len(plan.octaves), os.cpu_count() or 1)
+    with single_threaded_blas(), concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        jobs = [
+            pool.submit(_octave_response, s, w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows])
+            for s, (w, n_fft), o in zip(signals, bases, plan.octaves)
+        ]
+        for job in jobs:
+            job.result()
+    return out.reshape(*lead, p.n_bins, n_frames)
+
+
+def _check_signal(y: Any, public: str) -> np.ndarray:
+    x = _arrays.to_numpy(y)
+    if x.dtype not in (np.float32, np.float64):
+        raise TypeError(f"{public}: y must be float32 or float64; got dtype {x.dtype}")
+    if x.ndim < 1 or x.shape[-1] == 0:
+        raise ValueError(
+            f"{public}: y must have at least one sample along its last axis; got shape {x.shape}"
+        )
+    return x
+
+
+def _output_dtype(dtype: Any, x: np.ndarray, public: str) -> str:
+    if dtype is None:
+        return "complex64" if x.dtype == np.float32 else "complex128"
+    name = np.dtype(dtype).name
+    if name not in ("complex64", "complex128"):
+        raise TypeError(f"{public}: dtype must be None, complex64 or complex128; got {name}")
+    return name
+
+
+def vqt(
+    y: Any,
+    *,
+    sr: float = 22050,
+    hop_length: int = 512,
+    fmin: float | None = None,
+    n_bins: int = 84,
+    intervals: str | Any = "equal",
+    gamma: float | None = None,
+    bins_per_octave: int = 12,
+    tuning: float | None = 0.0,
+    filter_scale: float = 1,
+    norm: float | None = 1,
+    sparsity: float = 0.01,
+    window: Any = "hann",
+    scale: bool = True,
+    pad_mode: str = "constant",
+    res_type: str | None = "soxr_hq",
+    dtype: Any = None,
+    backend: str = "auto",
+) -> Any:
+    """Variable-Q transform: complex responses of log-spaced filters whose bandwidths follow the ERB scale.
+
+    Filter k is a windowed complex exponential at ``f_k`` of length ``Q sr / (f_k + gamma / alpha)`` samples
+    (``Q = filter_scale / alpha``), L1-normalised (``norm``); its response at frame t is taken at sample
+    ``t * hop_length`` (centred frames). Computed octave by octave from the top on a signal downsampled by two
+    per octave (librosa's multirate algorithm); see ``docs/specux/constant-q.md``.
+
+    Parameters
+    ----------
+    y : ndarray or torch.Tensor, shape (..., n), float32 or float64
+        Audio signal(s); leading axes are batch axes.
+    sr : float > 0
+        Sampling rate in Hz.
+    hop_length : int > 0
+        Samples between frames. Each factor of two in it allows one more octave to run at half the rate; an
+        odd hop keeps the remaining octaves at the current rate (more work, same result).
+    fmin : float > 0 or None
+        Lowest centre frequency in Hz (before tuning); None means C1 (about 32.70 Hz).
+    n_bins : int > 0
+        Number of frequency bins.
+    intervals : "equal" or sequence of float in [1, 2)
+        Equal temperament, or one octave of frequency ratios (its length replaces ``bins_per_octave``).
+    gamma : float >= 0 or None
+        Bandwidth offset in Hz; 0 gives the constant-Q transform; None uses the ERB scale
+        (``gamma = 24.7 alpha / 0.108``).
+    bins_per_octave : int > 0
+        Bins per octave.
+    tuning : float or None
+        Tuning offset in fractions of a bin: ``fmin`` becomes ``fmin * 2 ** (tuning / bins_per_octave)``.
+        None estimates it from ``y`` with :func:`specux.estimate_tuning`.
+    filter_scale : float > 0
+        Filter length multiplier (below 1: shorter filters, finer time resolution).
+    norm : {1, 2, inf, -inf, 0, None}
+        Normalisation of each time-domain filter.
+    sparsity : float in [0, 1)
+        Fraction of each frequency-domain filter's L1 mass discarded (0: exact, slower).
+    window : window specification
+        Filter window (see ``specux.filters.get_window``).
+    scale : bool
+        Divide each bin by the square root of its filter length (like ``norm="ortho"`` in an FFT).
+    pad_mode : str
+        numpy.pad mode for the centred frames ("constant": zeros).
+    res_type : {"soxr_hq", "soxr_vhq", "soxr_mq", "soxr_lq", "soxr_qq", "polyphase", None}
+        Resampler between octaves. "soxr_*" (librosa's default, needs the ``soxr`` package) matches librosa
+        to float rounding; "polyphase" uses scipy's FIR resampler; None does not resample at all: every octave
+        is computed at the full rate, which matches a direct (time-domain) computation of the filter responses
+        closely and costs more for low octaves. (librosa maps None to "soxr_hq" with a deprecation warning.)
+    dtype : complex dtype or None
+        Output dtype; None gives complex64 for float32 input and complex128 for float64.
+    backend : {"auto", "cpu", "cuda", "metal", "opencl"}
+        Where to compute; only "cpu" serves this transform so far.
+
+    Returns
+    -------
+    ndarray or torch.Tensor, shape (..., n_bins, n_frames), complex
+        ``n_frames`` is the frame count of the octave with the fewest frames (``1 + n // hop_length`` when no
+        octave is downsampled). Same library as ``y``.
+
+    Notes
+    -----
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: not supported (a tensor that requires grad
+    raises). torch.compile: not supported (the call leaves the graph).
+    """
+    return _vqt_frontend(
+        y,
+        "vqt",
+        sr=sr,
+        hop_length=hop_length,
+        fmin=fmin,
+        n_bins=n_bins,
+        intervals=intervals,
+        gamma=gamma,
+        bins_per_octave=bins_per_octave,
+        tuning=tuning,
+        filter_scale=filter_scale,
+        norm=norm,
+        sparsity=sparsity,
+        window=window,
+        scale=scale,
+        pad_mode=pad_mode,
+        res_type=res_type,
+        dtype=dtype,
+        backend=backend,
+    )
+
+
+def cqt(
+    y: Any,
+    *,
+    sr: float = 22050,
+    hop_length: int = 512,
+    fmin: float | None = None,
+    n_bins: int = 84,
+    bins_per_octave: int = 12,
+    tuning: float | None = 0.0,
+    filter_scale: float = 1,
+    norm: float | None = 1,
+    sparsity: float = 0.01,
+    window: Any = "hann",
+    scale: bool = True,
+    pad_mode: str = "constant",
+    res_type: str | None = "soxr_hq",
+    dtype: Any = None,
+    backend: str = "auto",
+) -> Any:
+    """Constant-Q transform: :func:`vqt` with ``gamma=0`` and equal-tempered bins.
+
+    Parameters
+    ----------
+    y : ndarray or torch.Tensor, shape (..., n), float32 or float64
+        Audio signal(s); leading axes are batch axes.
+    sr, hop_length, fmin, n_bins, bins_per_octave, tuning, filter_scale, norm, sparsity, window, scale,
+    pad_mode, res_type, dtype, backend
+        As :func:`vqt`: ``sr`` in Hz, ``fmin`` in Hz (None: C1 = 32.70 Hz), ``hop_length`` in samples.
+
+    Returns
+    -------
+    ndarray or torch.Tensor, shape (..., n_bins, n_frames), complex
+        Same library as ``y``; complex64 for float32 input, complex128 for float64.
+
+    Notes
+    -----
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: not supported (a tensor that requires grad
+    raises). torch.compile: not supported (the call leaves the graph).
+    """
+    return _vqt_frontend(
+        y,
+        "cqt",
+        sr=sr,
+        hop_length=hop_length,
+        fmin=fmin,
+        n_bins=n_bins,
+        intervals="equal",
+        gamma=0,
+        bins_per_octave=bins_per_octave,
+        tuning=tuning,
+        filter_scale=filter_scale,
+        norm=norm,
+        sparsity=sparsity,
+        window=window,
+        scale=scale,
+        pad_mode=pad_mode,
+        res_type=res_type,
+        dtype=dtype,
+        backend=backend,
+    )
+
+
+def validate_vqt(y: Any, public: str, **kw: Any) -> tuple[np.ndarray, VqtParams]:
+    """Check every argument of :func:`vqt` (see there) and return the numpy signal and a
+    :class:`VqtParams`."""
+    x = _check_signal(y, public)
+    sr = _validate.positive_float(kw["sr"], "sr", public)
+    hop = _validate.positive_int(kw["hop_length"], "hop_length", public)
+    n_bins = _validate.positive_int(kw["n_bins"], "n_bins", public)
+    intervals = kw["intervals"]
+    if isinstance(intervals, str):
+        bpo = _validate.positive_int(kw["bins_per_octave"], "bins_per_octave", public)
+    else:
+        intervals = tuple(float(r) for r in np.asarray(intervals, dtype=np.float64).ravel())
+        bpo = len(intervals)
+        if bpo == 0:
+            raise ValueError(
+                f"{public}: intervals must be 'equal' or a non-empty sequence of ratios in [1, 2)"
+            )
+    gamma = kw["gamma"]
+    if gamma is not None and not (_is_real(gamma) and math.isfinite(gamma) and gamma >= 0):
+        raise ValueError(f"{public}: gamma must be a number >= 0 (Hz) or None; got {gamma!r}")
+    filter_scale = _validate.positive_float(kw["filter_scale"], "filter_scale", public)
+    sparsity = kw["sparsity"]
+    if not (_is_real(sparsity) and 0 <= sparsity < 1):
+        raise ValueError(f"{public}: sparsity must be a number in [0, 1); got {sparsity!r}")
+    norm = kw["norm"]
+    if norm is not None and not (_is_real(norm) and (norm >= 0 or norm == -np.inf)):
+        raise ValueError(f"{public}: norm must be None, inf, -inf, 0 or a positive number; got {norm!r}")
+    _validate.choice(kw["pad_mode"], "pad_mode", public, _validate.PAD_MODES)
+    res_type = kw["res_type"]
+    if res_type is not None:
+        check_res_type(res_type)
+    fmin = cqf.c1_hz() if kw["fmin"] is None else kw["fmin"]
+    if not (_is_real(fmin) and math.isfinite(fmin) and fmin > 0):
+        raise ValueError(f"{public}: fmin must be a positive frequency in Hz; got {fmin!r}")
+    tuning = kw["tuning"]
+    if tuning is None:
+        tuning = estimate_tuning(x, sr=sr, bins_per_octave=bpo)
+    elif not (_is_real(tuning) and math.isfinite(tuning)):
+        raise ValueError(f"{public}: tuning must be a finite number of bins or None; got {tuning!r}")
+    params = VqtParams(
+        sr=float(sr),
+        hop_length=hop,
+        fmin=float(fmin) * 2.0 ** (float(tuning) / bpo),
+        n_bins=n_bins,
+        intervals=intervals,
+        gamma=None if gamma is None else float(gamma),
+        bins_per_octave=bpo,
+        filter_scale=filter_scale,
+        norm=norm,
+        sparsity=float(sparsity),
+        window=kw["window"],
+        scale=bool(kw["scale"]),
+        pad_mode=kw["pad_mode"],
+        res_type=res_type,
+        dtype=_output_dtype(kw["dtype"], x, public),
+    )
+    return x, params
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _vqt_frontend(y: Any, public: str, *, backend: str, **kw: Any) -> Any:
+    prepare(y, backend, public, public)
+    x, params = validate_vqt(y, public, **kw)
+    return _arrays.like(vqt_cpu(x, params), y)
+
+
+#: the name under which the cpu backend table (specux._backends.cpu) looks an operation's implementation up
+_vqt_numpy = vqt_cpu

@@ -1,0 +1,263 @@
+"""Tuning estimation: how far a recording's pitches sit from the A440 equal-tempered grid (librosa 0.11).
+
+:func:`piptrack` finds spectral peaks per frame with parabolic interpolation; :func:`estimate_tuning` keeps
+the peaks whose magnitude reaches the median and passes their frequencies to :func:`pitch_tuning`, which
+takes the mode of a histogram of their deviations from the nearest bin.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from specux import _arrays
+from specux._dispatch import prepare
+from specux.ops.stft import stft
+
+__all__ = ["estimate_tuning", "piptrack", "pitch_tuning"]
+
+
+def pitch_tuning(frequencies: Any, *, resolution: float = 0.01, bins_per_octave: int = 12) -> float:
+    """Tuning deviation of a set of frequencies from A440 equal temperament, in fractions of a bin.
+
+    Each frequency's offset from the nearest bin (``bins_per_octave`` bins per octave, A440 grid) is taken in
+    [-0.5, 0.5); the result is the left edge of the most populated histogram bin of width ``resolution``.
+
+    Parameters
+    ----------
+    frequencies : array-like of float, Hz
+        Frequencies; values <= 0 are ignored.
+    resolution : float in (0, 1)
+        Histogram bin width in fractions of a bin.
+    bins_per_octave : int > 0
+        Bins per octave of the grid.
+
+    Returns
+    -------
+    float
+        Deviation in [-0.5, 0.5) fractions of a bin; 0.0 (with a warning) when no frequency is positive.
+
+    Notes
+    -----
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd / torch.compile: not applicable (returns a
+    Python float).
+    """
+    if not 0 < resolution < 1:
+        raise ValueError(f"pitch_tuning: resolution must be in (0, 1); got {resolution!r}")
+    if (
+        isinstance(bins_per_octave, bool)
+        or not isinstance(bins_per_octave, (int, np.integer))
+        or bins_per_octave <= 0
+    ):
+        raise ValueError(f"pitch_tuning: bins_per_octave must be a positive integer; got {bins_per_octave!r}")
+    freqs = np.atleast_1d(_arrays.to_numpy(frequencies))
+    freqs = freqs[freqs > 0]
+    if freqs.size == 0:
+        warnings.warn(
+            "pitch_tuning: no positive frequencies to estimate tuning from; returning 0.0", stacklevel=2
+        )
+        return 0.0
+    # bins above A0 = 27.5 Hz, in the input's precision as librosa computes it
+    residual = np.mod(bins_per_octave * np.log2(freqs / (440.0 / 16)), 1.0)
+    residual[residual >= 0.5] -= 1.0
+    edges = np.linspace(-0.5, 0.5, math.ceil(1.0 / resolution) + 1)
+    counts, _ = np.histogram(residual, edges)
+    return float(edges[np.argmax(counts)])
+
+
+def _parabolic_shift(S: np.ndarray) -> np.ndarray:
+    """Offset (in bins, along axis -2) of the vertex of the parabola through each bin and its two
+    neighbours."""
+    shift = np.zeros_like(S)
+    below, centre, above = S[..., :-2, :], S[..., 1:-1, :], S[..., 2:, :]
+    a = above + below - 2 * centre
+    b = (above - below) / 2
+    # a vertex more than one bin away is not a local peak: no shift there (and no division by a == 0)
+    ok = np.abs(b) < np.abs(a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift[..., 1:-1, :] = np.where(ok, -b / np.where(ok, a, 1), 0)
+    return shift
+
+
+def _local_max(S: np.ndarray) -> np.ndarray:
+    """True where a bin exceeds the bin below and is at least the bin above (axis -2); the top bin needs only
+    to exceed its neighbour, the bottom bin is never a maximum."""
+    peak = np.zeros(S.shape, dtype=bool)
+    peak[..., 1:-1, :] = (S[..., 1:-1, :] > S[..., :-2, :]) & (S[..., 1:-1, :] >= S[..., 2:, :])
+    peak[..., -1, :] = S[..., -1, :] > S[..., -2, :]
+    return peak
+
+
+def magnitude_spectrogram(
+    y: Any,
+    S: Any,
+    n_fft: int | None,
+    hop_length: int | None,
+    win_length: int | None,
+    window: Any,
+    center: bool,
+    pad_mode: str,
+    power: float,
+    public: str,
+) -> tuple[np.ndarray, int]:
+    """(|STFT(y)| ** power, n_fft), or ``S`` with ``n_fft`` inferred from its frequency axis."""
+    if S is not None:
+        S = _arrays.to_numpy(S)
+        if S.ndim < 2:
+            raise ValueError(f"{public}: S must have shape (..., 1 + n_fft // 2, n_frames); got {S.shape}")
+        if n_fft is None or n_fft // 2 + 1 != S.shape[-2]:
+            n_fft = 2 * (S.shape[-2] - 1)
+        return S, n_fft
+    if y is None:
+        raise ValueError(f"{public}: pass either y (a signal) or S (a spectrogram)")
+    if n_fft is None:
+        raise ValueError(f"{public}: n_fft must be a positive integer when y is given; got None")
+    # the magnitude first, then the power, as librosa computes it (|D| ** 2 rather than re**2 + im**2)
+    mag = stft(
+        _arrays.to_numpy(y),
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        window=window,
+        center=center,
+        pad_mode=pad_mode,
+        output="magnitude",
+        backend="cpu",
+    )
+    return (mag if power == 1 else mag**power), n_fft
+
+
+def piptrack(
+    y: Any = None,
+    *,
+    sr: float = 22050,
+    S: Any = None,
+    n_fft: int | None = 2048,
+    hop_length: int | None = None,
+    fmin: float = 150.0,
+    fmax: float = 4000.0,
+    threshold: float = 0.1,
+    win_length: int | None = None,
+    window: Any = "hann",
+    center: bool = True,
+    pad_mode: str = "constant",
+    ref: float | Any = None,
+    backend: str = "auto",
+) -> tuple[Any, Any]:
+    """Pitch tracking by parabolically interpolated peaks of a magnitude spectrogram.
+
+    In each frame, bins between ``fmin`` and ``fmax`` that are local maxima of the magnitude (after zeroing
+    magnitudes at or below ``threshold * ref``) become peaks; a parabola through each peak and its neighbours
+    refines its frequency and magnitude.
+
+    Parameters
+    ----------
+    y : ndarray or torch.Tensor, shape (..., n), or None
+        Signal; used when ``S`` is None.
+    sr : float > 0
+        Sampling rate in Hz.
+    S : ndarray, shape (..., 1 + n_fft // 2, n_frames), or None
+        Magnitude (or power) spectrogram; its absolute value is used.
+    n_fft : int or None
+        FFT size; inferred from ``S`` when it does not match ``S``'s frequency axis.
+    hop_length, win_length, window, center, pad_mode
+        STFT parameters for ``y`` (see :func:`specux.stft`; hop None means ``win_length // 4``).
+    fmin, fmax : float, Hz
+        Frequency range searched (``fmax`` is capped at ``sr / 2``).
+    threshold : float
+        Peaks must exceed ``threshold * ref``.
+    ref : float, callable or None
+        Reference magnitude: None means each frame's maximum; a callable is applied as ``ref(S, axis=-2)``.
+    backend : {"auto", "cpu", ...}
+        Only "cpu" serves this function.
+
+    Returns
+    -------
+    pitches, magnitudes : ndarray, shape (..., 1 + n_fft // 2, n_frames)
+        Interpolated frequency in Hz and magnitude at each peak, 0 elsewhere. Same library as the input.
+
+    Notes
+    -----
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: not supported. torch.compile: not supported.
+    """
+    src = y if S is None else S
+    prepare(src, backend, "stft", "piptrack")  # served wherever stft is
+    S_, n_fft = magnitude_spectrogram(
+        y, S, n_fft, hop_length, win_length, window, center, pad_mode, 1.0, "piptrack"
+    )
+    S_ = np.abs(S_)
+    fmin = max(fmin, 0.0)
+    fmax = min(fmax, float(sr) / 2)
+    freqs = np.fft.rfftfreq(n_fft, d=1.0 / sr)
+
+    slope = np.gradient(S_, axis=-2)
+    shift = _parabolic_shift(S_)
+    in_range = ((fmin <= freqs) & (freqs < fmax))[:, None]
+    if ref is None:
+        ref_value = threshold * np.max(S_, axis=-2, keepdims=True)
+    elif callable(ref):
+        ref_value = np.expand_dims(threshold * ref(S_, axis=-2), -2)
+    else:
+        ref_value = np.abs(ref)
+    peaks = in_range & _local_max(S_ * (S_ > ref_value))
+    bin_index = np.arange(S_.shape[-2], dtype=S_.dtype)[:, None]
+    pitches = np.where(peaks, (bin_index + shift) * S_.dtype.type(float(sr) / n_fft), 0).astype(S_.dtype)
+    mags = np.where(peaks, S_ + 0.5 * slope * shift, 0).astype(S_.dtype)
+    return _arrays.like(pitches, src), _arrays.like(mags, src)
+
+
+def estimate_tuning(
+    y: Any = None,
+    *,
+    sr: float = 22050,
+    S: Any = None,
+    n_fft: int | None = 2048,
+    resolution: float = 0.01,
+    bins_per_octave: int = 12,
+    backend: str = "auto",
+    **piptrack_kwargs: Any,
+) -> float:
+    """Estimate the tuning of a signal (or spectrogram) as a deviation from A440 in fractions of a bin.
+
+    Peaks found by :func:`piptrack` whose magnitude is at least the median peak magnitude vote with their
+    frequencies in :func:`pitch_tuning`. All batch channels are pooled into one estimate.
+
+    Parameters
+    ----------
+    y : ndarray or torch.Tensor, shape (..., n), or None
+        Signal; used when ``S`` is None.
+    sr : float > 0
+        Sampling rate in Hz.
+    S : ndarray, shape (..., 1 + n_fft // 2, n_frames), or None
+        Magnitude spectrogram.
+    n_fft : int or None
+        FFT size (inferred from ``S`` when it does not match).
+    resolution : float in (0, 1)
+        Resolution of the estimate in fractions of a bin.
+    bins_per_octave : int > 0
+        Bins per octave of the grid the deviation is measured against.
+    backend : {"auto", "cpu", ...}
+        Only "cpu" serves this function.
+    **piptrack_kwargs
+        hop_length, fmin, fmax, threshold, win_length, window, center, pad_mode, ref: see :func:`piptrack`.
+
+    Returns
+    -------
+    float
+        Tuning deviation in [-0.5, 0.5) fractions of a bin.
+
+    Notes
+    -----
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd / torch.compile: not applicable (returns a
+    Python float).
+    """
+    pitch, mag = piptrack(y, sr=sr, S=S, n_fft=n_fft, backend=backend, **piptrack_kwargs)
+    pitch, mag = _arrays.to_numpy(pitch), _arrays.to_numpy(mag)
+    voiced = pitch > 0
+    threshold = np.median(mag[voiced]) if voiced.any() else 0.0
+    return pitch_tuning(
+        pitch[(mag >= threshold) & voiced], resolution=resolution, bins_per_octave=bins_per_octave
+    )
