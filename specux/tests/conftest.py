@@ -90,6 +90,23 @@ def require_backend():
     return require_backend_or_skip
 
 
+def skip_or_fail(name: str, reason: str) -> None:
+    """Skip with ``reason``, or fail when ``name`` (a backend or a check such as ``nvrtc``) is required."""
+    message = f"{name} cannot run here: {reason}"
+    if name in required_backends():
+        pytest.fail(f"{message} (required by {REQUIRE_ENV})")
+    pytest.skip(message)
+
+
+@pytest.fixture
+def require_check():
+    """``require_check(name, reason)``: skip, or fail when ``name`` is listed in ``SPECUX_REQUIRE_BACKENDS``.
+
+    For checks that are not backends but must run in CI all the same: ``nvrtc`` (CUDA kernels compile to
+    cubin) and ``msl`` (the emitted Metal source passes the C++ syntax check)."""
+    return skip_or_fail
+
+
 def ref_data_dir() -> Path | None:
     env = os.environ.get(REF_ENV)
     if env:

@@ -6,7 +6,7 @@ transform takes ``backend="auto"``; :func:`backends` lists the backends and why 
 specux imports no GPU library and not torch.
 """
 
-from specux import fft, filters
+from specux import fft, filters, plans
 from specux._backends.registry import BackendInfo
 from specux._backends.registry import backends as backends
 from specux.convert import (
@@ -31,6 +31,7 @@ from specux.ops.cqt import cqt, vqt
 from specux.ops.mel import melspectrogram
 from specux.ops.stft import istft, stft
 from specux.ops.tuning import estimate_tuning, pitch_tuning
+from specux.plans import autotune
 
 __version__ = "0.1.0"
 
@@ -41,6 +42,7 @@ __all__ = [
     "NolaError",
     "UnsupportedOperationError",
     "amplitude_to_db",
+    "autotune",
     "backends",
     "chroma_cqt",
     "chroma_stft",
@@ -63,6 +65,7 @@ __all__ = [
     "note_to_hz",
     "octs_to_hz",
     "pitch_tuning",
+    "plans",
     "power_to_db",
     "stft",
     "tiny",

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One prepared check of specux's CUDA backend on a lent NVIDIA GPU (see DESIGN.md: an H200 with Python 3.12,
+# torch 2.11 (CUDA 13), cupy-cuda13x, cuda-bindings and nvcc 13.0, and no network).
+#
+#   bash scripts/dev/gpu_check.sh            # results in $OUT (if set) or ./gpu-check-results
+#
+# Needs nothing downloaded: specux runs from this checkout (PYTHONPATH), NVRTC comes from the CUDA toolkit or
+# from torch's nvidia-cuda-nvrtc wheel. Steps: environment and backend report, FFT conformance on the GPU against
+# numpy (numpy, torch and cupy inputs; float32 / float64 / half), then timings against torch.fft (cuFFT).
+# Budget: under ten minutes; each step has its own time limit so one hang cannot eat the whole lease.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+RESULTS="${OUT:-$PWD/gpu-check-results}"
+mkdir -p "$RESULTS"
+PY="${PYTHON:-python3}"
+export PYTHONPATH="$PWD/specux/src${PYTHONPATH:+:$PYTHONPATH}"
+export SPECUX_CACHE_DIR="$RESULTS/kernel-cache"
+# NVRTC from the toolkit when cuda.pathfinder does not find the wheel
+if [ -d /usr/local/cuda/lib64 ]; then export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
+
+{
+  echo "== gpu_check $(date -u +%FT%TZ) on $(hostname)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || true
+  nvcc --version 2>&1 | tail -1 || true
+  "$PY" --version
+} | tee "$RESULTS/env.txt"
+
+status=0
+# per-step limits (seconds) keep the whole check under ten minutes of a lease
+declare -A LIMIT=([env]=90 [conformance]=300 [timing]=200)
+for step in env conformance timing; do
+  echo "== step $step" | tee -a "$RESULTS/log.txt"
+  timeout "${LIMIT[$step]}" "$PY" scripts/dev/gpu_check.py "$step" --out "$RESULTS" 2>&1 | tee -a "$RESULTS/log.txt"
+  rc=${PIPESTATUS[0]}
+  echo "== step $step exit $rc" | tee -a "$RESULTS/log.txt"
+  if [ "$rc" -ne 0 ]; then status=1; fi
+  if [ "$step" = env ] && [ "$rc" -ne 0 ]; then break; fi
+done
+exit $status

@@ -1,0 +1,73 @@
+"""The ``metal`` backend: specux's generated kernels as Metal Shading Language on Apple GPUs (macOS only).
+
+numpy inputs are staged through shared-storage buffers and come back as numpy. float32 and float16 storage
+only (Apple GPUs have no float64). torch ``mps`` tensors are not served yet (``owns`` is False for them), so
+``backend="auto"`` does not route them here. Never run on Apple hardware by its authors: see
+docs/specux/gpu.md.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from specux._backends.base import FFT_OP
+
+NAME = "metal"
+
+
+@lru_cache(maxsize=1)
+def probe() -> str | None:
+    """None when a Metal device is usable, else why not."""
+    if sys.platform != "darwin":
+        return f"Metal needs macOS (this is {sys.platform})"
+    if importlib.util.find_spec("Metal") is None:
+        return "pyobjc-framework-Metal is not installed (pip install specux[metal])"
+    try:
+        import Metal
+
+        device = Metal.MTLCreateSystemDefaultDevice()
+    except Exception as exc:
+        return f"Metal cannot be initialised ({type(exc).__name__}: {exc})"
+    if device is None:
+        return "MTLCreateSystemDefaultDevice found no Metal device"
+    return None
+
+
+class MetalBackend:
+    """FFT family on the default Metal device (see :mod:`specux._backends.base` for the contract)."""
+
+    name = NAME
+    ops = frozenset({FFT_OP})
+    dtypes = frozenset({"float16", "float32"})
+
+    def __init__(self) -> None:
+        from specux._runtime import metal as rt
+
+        self.runtime = rt.runtime()
+
+    def owns(self, x: Any) -> bool:
+        return False
+
+    def _run(self, kind: str, x: Any, axis: int, n: int, inverse: bool, scale: float) -> np.ndarray:
+        from specux._runtime.fft_exec import run_host
+
+        return run_host(self.runtime, kind, np.asarray(x), axis, n, inverse, scale)
+
+    def c2c(self, x: Any, axis: int, inverse: bool, scale: float) -> np.ndarray:
+        return self._run("c2c", x, axis, int(x.shape[axis]), bool(inverse), scale)
+
+    def r2c(self, x: Any, axis: int, scale: float) -> np.ndarray:
+        return self._run("r2c", x, axis, int(x.shape[axis]), False, scale)
+
+    def c2r(self, x: Any, axis: int, n: int, scale: float) -> np.ndarray:
+        return self._run("c2r", x, axis, int(n), True, scale)
+
+
+@lru_cache(maxsize=1)
+def get() -> MetalBackend:
+    return MetalBackend()
