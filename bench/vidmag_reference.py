@@ -1,0 +1,172 @@
+"""Benchmark of vidmag's pipelines on the paper's clips: speed and peak memory, per case.
+
+Each pipeline runs with its paper preset (gaussian_ideal: face, laplacian_ideal: guitar_e,
+laplacian_butterworth: face2_motion, laplacian_iir: baby) on face.mp4 and baby.mp4, two ways:
+
+- ``magnify``: the clip is first decoded into memory (not timed), then ``vidmag.magnify`` is timed;
+- ``file``: ``vidmag.magnify_file`` end to end (decode + magnify + H.264 encode), timed as a whole.
+
+Every case runs in its own Python process, so the peak resident memory (``ru_maxrss``) is that case's alone.
+The table is printed and saved as JSON.
+
+    .venv/bin/python bench/vidmag_reference.py                       # full clips, cpu backend
+    .venv/bin/python bench/vidmag_reference.py --frames 60 --backend auto --out /tmp/bench.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIPS = ROOT.parent / "shared" / "data" / "clips"
+PIPELINE_PRESETS = {
+    "gaussian_ideal": "face",
+    "laplacian_ideal": "guitar_e",
+    "laplacian_butterworth": "face2_motion",
+    "laplacian_iir": "baby",
+}
+
+
+def _peak_rss_mb() -> float:
+    # ru_maxrss is in KiB on Linux, bytes on macOS.
+    scale = 1 if sys.platform == "darwin" else 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
+
+
+def trimmed_copy(src: Path, frames: int, directory: str) -> Path:
+    """The first `frames` frames of `src`, re-encoded near-losslessly (x264 CRF 0), with no audio."""
+    from fractions import Fraction
+
+    from vidmag import io
+
+    info = io.probe(src)
+    dst = Path(directory) / f"{src.stem}-{frames}.mp4"
+    with io.VideoWriter(dst, width=info.width, height=info.height, fps=Fraction(info.fps), quality=0,
+                        encoder_preset="ultrafast") as writer:
+        for index, frame in enumerate(io.read_frames(src)):
+            if index == frames:
+                break
+            writer.write(frame)
+    return dst
+
+
+def run_case(case: dict) -> dict:
+    """Run one case in this process and return its measurements."""
+    import numpy as np
+
+    import vidmag
+    from vidmag import io
+    from vidmag.backend import select
+    from vidmag.presets import preset_params
+
+    backend, _ = select(case["backend"])
+    src = case["src"]
+    if case["mode"] == "magnify":
+        frames = np.stack(list(io.read_frames(src)))
+        pipeline, fs, params = preset_params(case["preset"], None)
+        rss_decoded = _peak_rss_mb()
+        start = time.perf_counter()
+        out = vidmag.magnify(frames, fs=fs, pipeline=pipeline, backend=backend, **params)
+        seconds = time.perf_counter() - start
+        n_frames, (height, width) = len(out), out.shape[1:3]
+        extra = {"peak_rss_mb_after_decode": round(rss_decoded, 1)}
+    else:
+        with tempfile.TemporaryDirectory() as directory:
+            result = vidmag.magnify_file(src, os.path.join(directory, "out.mp4"), preset=case["preset"],
+                                         backend=backend)
+        seconds, n_frames, width, height = result.seconds, result.frames, result.width, result.height
+        extra = {}
+    return {
+        **case,
+        "backend": backend,
+        "frames": n_frames,
+        "size": f"{width}x{height}",
+        "seconds": round(seconds, 3),
+        "frames_per_s": round(n_frames / seconds, 2),
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
+        **extra,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", default="cpu", help="backend or 'auto' (default cpu, the reference)")
+    parser.add_argument("--frames", type=int, default=None, help="use only the first N frames of each clip")
+    parser.add_argument("--clips-dir", default=str(CLIPS), help="directory of the sample clips")
+    parser.add_argument("--clips", nargs="+", default=["face", "baby"], help="clip names (default face baby)")
+    parser.add_argument("--pipelines", nargs="+", default=list(PIPELINE_PRESETS),
+                        choices=list(PIPELINE_PRESETS))
+    parser.add_argument("--modes", nargs="+", default=["magnify", "file"], choices=["magnify", "file"])
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "vidmag_reference.json"),
+                        help="where to write the JSON results")
+    parser.add_argument("--case", help=argparse.SUPPRESS)  # internal: run one case (JSON) in this process
+    args = parser.parse_args()
+
+    if args.case:
+        print(json.dumps(run_case(json.loads(args.case))))
+        return
+
+    results = []
+    print(_header(), flush=True)
+    with tempfile.TemporaryDirectory() as directory:
+        sources = {}
+        for clip in args.clips:
+            path = Path(args.clips_dir) / f"{clip}.mp4"
+            if not path.exists():
+                sys.exit(f"vidmag_reference: clip not found: {path}")
+            sources[clip] = trimmed_copy(path, args.frames, directory) if args.frames else path
+        for clip, src in sources.items():
+            for pipeline in args.pipelines:
+                for mode in args.modes:
+                    case = {"clip": clip, "pipeline": pipeline, "preset": PIPELINE_PRESETS[pipeline],
+                            "mode": mode, "backend": args.backend, "src": str(src)}
+                    done = subprocess.run([sys.executable, __file__, "--case", json.dumps(case)],
+                                          capture_output=True, text=True)
+                    if done.returncode != 0:
+                        tail = done.stderr.strip().splitlines()[-1:] or ["?"]
+                        result = {**case, "error": tail[0]}
+                    else:
+                        result = json.loads(done.stdout.strip().splitlines()[-1])
+                    result.pop("src", None)
+                    results.append(result)
+                    print(_row(result), flush=True)
+
+    report = {
+        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"platform": platform.platform(), "python": platform.python_version(),
+                    "cpus": os.cpu_count()},
+        "frames_limit": args.frames,
+        "results": results,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\nwrote {out}")
+
+
+def _header() -> str:
+    return (f"{'clip':6} {'pipeline':22} {'preset':13} {'mode':8} {'backend':8} {'frames':>6} {'size':>9} "
+            f"{'seconds':>8} {'frames/s':>9} {'peak RSS MB':>11}")
+
+
+def _row(r: dict) -> str:
+    start = f"{r['clip']:6} {r['pipeline']:22} {r['preset']:13} {r['mode']:8} {r['backend']:8}"
+    if "error" in r:
+        return f"{start} error: {r['error']}"
+    return (f"{start} {r['frames']:>6} {r['size']:>9} {r['seconds']:>8.2f} {r['frames_per_s']:>9.2f} "
+            f"{r['peak_rss_mb']:>11.0f}")
+
+
+if __name__ == "__main__":
+    main()

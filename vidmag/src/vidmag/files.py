@@ -1,0 +1,353 @@
+"""Magnify a video file into another: decode, magnify and encode, streaming frame by frame."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from vidmag import io
+
+__all__ = ["MagnifyResult", "magnify_file"]
+
+_X264_PRESETS = (
+    "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow",
+)
+
+
+@dataclass(frozen=True)
+class MagnifyResult:
+    """What :func:`magnify_file` did.
+
+    Attributes
+    ----------
+    output : str
+        Absolute path of the file written.
+    frames : int
+        Number of frames written.
+    width, height : int
+        Size of the magnified frames in pixels (twice the source width with ``side_by_side``).
+    encoded_width, encoded_height : int
+        Size stored in the file: odd sizes are padded to even for H.264 4:2:0.
+    fps : fractions.Fraction
+        Frame rate of the output (always the source's container rate), frames per second.
+    pipeline : str
+        The pipeline that ran.
+    backend : str
+        The backend that ran (``"auto"`` resolved to its choice).
+    seconds : float
+        Wall-clock time of the whole call, decoding and encoding included.
+    audio : bool
+        Whether an audio track was carried over.
+    """
+
+    output: str
+    frames: int
+    width: int
+    height: int
+    encoded_width: int
+    encoded_height: int
+    fps: Fraction
+    pipeline: str
+    backend: str
+    seconds: float
+    audio: bool
+
+    @property
+    def frames_per_second(self) -> float:
+        """Throughput of the whole call: frames written per wall-clock second."""
+        return self.frames / self.seconds if self.seconds > 0 else float("inf")
+
+    def summary(self) -> str:
+        """One line: frames, resolution, backend, seconds and frames/s."""
+        size = f"{self.width}x{self.height}"
+        if (self.encoded_width, self.encoded_height) != (self.width, self.height):
+            size += f" (encoded {self.encoded_width}x{self.encoded_height})"
+        return (
+            f"{self.frames} frames, {size}, {float(self.fps):g} fps, pipeline {self.pipeline}, "
+            f"backend {self.backend}, {self.seconds:.2f} s, {self.frames_per_second:.1f} frames/s"
+            f" -> {self.output}"
+        )
+
+
+def _resolve_pipeline(
+    preset: str | None,
+    pipeline: str | None,
+    fs: float | None,
+    compat: str | None,
+    params: dict[str, Any],
+    container_fps: Fraction,
+) -> tuple[str, float, dict[str, Any]]:
+    from vidmag import presets as _presets
+
+    if preset is not None:
+        if preset not in _presets.PRESETS:
+            names = ", ".join(_presets.PRESETS)
+            raise ValueError(f"preset: unknown preset {preset!r}; choose one of {names}")
+        preset_pipeline, preset_fs, preset_params = _presets.preset_params(preset, compat)
+        if pipeline is not None and pipeline != preset_pipeline:
+            raise ValueError(
+                f"pipeline: preset {preset!r} uses {preset_pipeline!r}; got pipeline={pipeline!r} "
+                "(give a preset or a pipeline, not two different ones)"
+            )
+        merged = {**preset_params, **params}
+        return preset_pipeline, float(preset_fs if fs is None else fs), merged
+    if pipeline is None:
+        raise TypeError("magnify_file() needs preset= or pipeline=")
+    return pipeline, float(container_fps if fs is None else fs), dict(params)
+
+
+# Pipelines that read the whole clip once before the first output frame exists.
+_TWO_PASS = ("gaussian_ideal", "laplacian_ideal")
+
+
+class _Progress:
+    """What magnify_file reports while it works.
+
+    A callable `progress` gets the number of output frames done. With ``progress=True`` a bar is drawn on
+    stderr, and for the two-pass pipelines a first bar shows the reading pass, which otherwise would show
+    nothing for half of the run. Nothing is drawn until the work is under way, so a run that fails its
+    checks prints only its error.
+    """
+
+    def __init__(self, progress: bool | Callable[[int], None], pipeline: str, n_frames: int | None,
+                 expected: int | None, label: str) -> None:
+        self._callback = progress if callable(progress) else None
+        self._bars: dict[str, Any] = {}
+        self._used: set[str] = set()
+        self._make_write_bar: Callable[[], Any] | None = None
+        if progress and self._callback is None:
+            from vidmag._progress import ProgressBar
+
+            def make_write_bar() -> Any:
+                return ProgressBar(total=expected, label=label)
+
+            if pipeline in _TWO_PASS:
+                self._bars["read"] = ProgressBar(total=n_frames, label=f"{label} (reading)")
+                self._make_write_bar = make_write_bar  # its clock starts when the reading ends
+            else:
+                self._bars["write"] = make_write_bar()
+
+    def wrap_source(self, source: Callable[[], Iterator[np.ndarray]]) -> Callable[[], Iterator[np.ndarray]]:
+        """`source`, reporting the frames of its first pass to the reading bar (if there is one)."""
+        if "read" not in self._bars:
+            return source
+        calls = [0]
+
+        def counted() -> Iterator[np.ndarray]:
+            calls[0] += 1
+            first_pass = calls[0] == 1
+            for done, frame in enumerate(source(), start=1):
+                # From frame 2: the checks that read frame 1 have passed by then.
+                if first_pass and done > 1:
+                    self._update("read", done)
+                yield frame
+            if first_pass:
+                self._finish("read")
+
+        return counted
+
+    def output_frame(self, done: int) -> None:
+        """The callback for ``pipelines.run``: `done` output frames so far."""
+        if self._callback is not None:
+            self._callback(done)
+        if "read" in self._bars:
+            self._finish("read")
+        if "write" in self._bars:
+            self._update("write", done)
+
+    def _update(self, which: str, done: int) -> None:
+        self._used.add(which)
+        self._bars[which](done)
+
+    def _finish(self, which: str) -> None:
+        if which in self._used:
+            self._bars[which].close()
+        if which == "read" and self._make_write_bar is not None:
+            self._bars["write"] = self._make_write_bar()
+            self._make_write_bar = None
+
+    def close(self) -> None:
+        """End the bars that were drawn (closing a bar twice is harmless)."""
+        for which in self._used:
+            self._bars[which].close()
+
+
+def magnify_file(
+    src: str | os.PathLike,
+    dst: str | os.PathLike,
+    *,
+    preset: str | None = None,
+    pipeline: str | None = None,
+    fs: float | None = None,
+    backend: str = "auto",
+    compat: str | None = None,
+    quality: int = 18,
+    encoder_preset: str = "medium",
+    side_by_side: bool = False,
+    audio: bool = True,
+    progress: bool | Callable[[int], None] = False,
+    **params: Any,
+) -> MagnifyResult:
+    """Magnify a video file and write the result as H.264.
+
+    The clip is streamed: frames are decoded, magnified and encoded one at a time (the ideal pipelines read
+    the file twice instead of holding it), so memory does not grow with the clip's length.
+
+    Parameters
+    ----------
+    src : str or os.PathLike
+        Any video FFmpeg decodes. Every pixel format (grayscale included) is converted to 8-bit RGB.
+    dst : str or os.PathLike
+        Output file, ending in ``.mp4`` (or ``.m4v``, ``.mov``, ``.mkv``). Its directory must exist. It is
+        written under a temporary name in that directory and renamed when complete: on any failure
+        (bad parameter, unreadable input, encoder error, KeyboardInterrupt) neither `dst` nor a temporary is
+        left behind, and an existing `dst` is left untouched.
+    preset : str or None
+        A name from ``vidmag.PRESETS`` (``"face"``, ``"baby"``, ...): pipeline, fs and parameters of the
+        paper's result for that clip. Keyword `params` override single parameters of the preset.
+    pipeline : str or None
+        ``"gaussian_ideal"``, ``"laplacian_ideal"``, ``"laplacian_butterworth"`` or ``"laplacian_iir"``;
+        required when `preset` is None.
+    fs : float or None
+        Sampling rate of the frames in Hz, used by the temporal filters. None: the preset's fs, else the
+        container's frame rate. The output's frame rate is always the source container's rate.
+    backend : str
+        ``"auto"`` or a backend name (see ``vidmag backends``); a named backend that cannot run raises.
+    compat : {None, "mit"}
+        None: default semantics, every input frame comes out. ``"mit"``: the MIT code's output, quirks and
+        frame counts included (see the semantics page).
+    quality : int
+        x264 constant rate factor, 0 (lossless) to 51; lower is better and larger. 18 looks lossless on
+        most clips.
+    encoder_preset : str
+        x264 speed preset, ``"ultrafast"`` to ``"veryslow"``.
+    side_by_side : bool
+        Write input and output next to each other (input on the left), each frame twice as wide.
+    audio : bool
+        Carry the source's first audio track over (copied when the codec fits the container, else
+        transcoded to AAC). Cut where the video ends.
+    progress : bool or callable
+        True: a progress bar on stderr. A callable is called with the number of frames done.
+    **params
+        The pipeline's parameters: ``alpha``, ``level``, ``lambda_c``, ``fl``, ``fh``, ``r1``, ``r2``,
+        ``chrom_attenuation`` (see :func:`vidmag.magnify`).
+
+    Returns
+    -------
+    MagnifyResult
+        Frames written, frame size, frame rate, backend, wall-clock seconds and frames/s, output path.
+
+    Raises
+    ------
+    FileNotFoundError
+        `src` or `dst`'s directory does not exist.
+    vidmag.io.VideoFormatError
+        `src` is not a decodable video or has no frames (a ValueError).
+    TypeError, ValueError
+        A missing, unknown or out-of-range parameter; the message names it.
+    vidmag.backend.BackendUnavailableError
+        The named backend cannot run here; the message says why.
+
+    Notes
+    -----
+    H.264 in 4:2:0 needs even frame sizes: an odd height or width is padded by repeating the last row or
+    column (a 65 x 49 result is stored as 66 x 50); nothing is cropped.
+
+    Backends: whichever `backend` names; decoding and encoding run on the CPU (FFmpeg through PyAV).
+    """
+    start = time.perf_counter()
+    quality = _check_quality(quality)
+    if encoder_preset not in _X264_PRESETS:
+        raise ValueError(f"encoder_preset: {encoder_preset!r} is not one of {', '.join(_X264_PRESETS)}")
+    out_path = io.check_destination(dst, suffixes=tuple(io.CONTAINER_FOR_SUFFIX))
+    container_format = io.CONTAINER_FOR_SUFFIX[os.path.splitext(out_path)[1].lower()]
+    info = io.probe(src)
+    pipeline_name, fs_hz, run_params = _resolve_pipeline(preset, pipeline, fs, compat, params, info.fps)
+
+    # Imported here: vidmag/__init__.py imports this module, and these import the package.
+    from vidmag import backend as _backend
+    from vidmag import pipelines as _pipelines
+    from vidmag.params import output_frames
+
+    backend_name, _ = _backend.select(backend)
+    expected = output_frames(pipeline_name, compat, info.n_frames) if info.n_frames else None
+    report = _Progress(progress, pipeline_name, info.n_frames, expected, os.path.basename(out_path))
+    source = report.wrap_source(io.frame_source(src))
+    magnified: Iterator[np.ndarray] | None = None
+    originals: Iterator[np.ndarray] | None = None
+    try:
+        magnified = _pipelines.run(
+            source,
+            fs=fs_hz,
+            pipeline=pipeline_name,
+            backend=backend_name,
+            compat=compat,
+            progress=report.output_frame,
+            n_frames=info.n_frames,
+            **run_params,
+        )
+        # The first frame is computed before any file exists, so whatever the pipeline only finds out
+        # from the data (frame too small for the level, too few frames) fails with nothing to clean up.
+        first = next(magnified, None)
+        if first is None:
+            raise ValueError(f"src: {os.fspath(src)!r}: the pipeline produced no frames from this clip")
+        height, width = first.shape[:2]
+        if side_by_side:
+            originals = io.read_frames(src)
+            width *= 2
+        with io.atomic_output(out_path) as tmp, io.VideoWriter(
+            tmp,
+            width=width,
+            height=height,
+            fps=info.fps,
+            quality=quality,
+            container_format=container_format,
+            audio_from=src if audio and info.audio_codec else None,
+            encoder_preset=encoder_preset,
+        ) as writer:
+            frame: np.ndarray | None = first
+            while frame is not None:
+                if originals is not None:
+                    frame = np.concatenate([_next_original(originals), frame], axis=1)
+                writer.write(frame)
+                frame = next(magnified, None)
+            frames, has_audio = writer.frames_written, writer.has_audio
+            encoded_width, encoded_height = writer.encoded_size
+    finally:
+        for iterator in (magnified, originals):
+            close = getattr(iterator, "close", None)
+            if close is not None:
+                close()
+        report.close()
+    return MagnifyResult(
+        output=out_path,
+        frames=frames,
+        width=width,
+        height=height,
+        encoded_width=encoded_width,
+        encoded_height=encoded_height,
+        fps=info.fps,
+        pipeline=pipeline_name,
+        backend=backend_name,
+        seconds=time.perf_counter() - start,
+        audio=has_audio,
+    )
+
+
+def _next_original(originals: Iterator[np.ndarray]) -> np.ndarray:
+    frame = next(originals, None)
+    if frame is None:
+        raise RuntimeError("side_by_side: the pipeline returned more frames than the source holds")
+    return frame
+
+
+def _check_quality(quality: int) -> int:
+    if isinstance(quality, bool) or not isinstance(quality, (int, np.integer)) or not 0 <= quality <= 51:
+        raise ValueError(f"quality: x264 CRF must be an integer from 0 (lossless) to 51, got {quality!r}")
+    return int(quality)
