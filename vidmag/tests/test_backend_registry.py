@@ -54,10 +54,10 @@ def test_unknown_name_is_a_value_error():
         backend.select("gpu")
 
 
-def test_importing_vidmag_loads_no_gpu_library():
+def test_importing_vidmag_loads_no_gpu_or_video_library():
     code = (
         "import sys, vidmag, vidmag.backend, vidmag.backend.registry, vidmag.pipelines;"
-        "bad = [m for m in ('torch', 'pyopencl', 'cupy', 'vulkan', 'cuda') if m in sys.modules];"
+        "bad = [m for m in ('torch', 'pyopencl', 'cupy', 'vulkan', 'cuda', 'av') if m in sys.modules];"
         "print(bad); sys.exit(1 if bad else 0)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -5,8 +5,8 @@ frames; ``PRESETS`` holds the paper's runs. Importing vidmag imports no GPU libr
 """
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
-from vidmag.files import magnify_file
 from vidmag.pipelines import magnify
 from vidmag.presets import PRESETS, Preset
 
@@ -16,3 +16,12 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0+unknown"
 
 __all__ = ["PRESETS", "Preset", "__version__", "magnify", "magnify_file"]
+
+
+def __getattr__(name: str) -> Any:
+    # magnify_file needs PyAV; load it on first use so that `import vidmag` stays light.
+    if name == "magnify_file":
+        from vidmag.files import magnify_file
+
+        return magnify_file
+    raise AttributeError(f"module 'vidmag' has no attribute {name!r}")
