@@ -40,6 +40,39 @@ def test_magnify_tensor_returns_a_tensor_on_the_input_device(torch_ops, clip):
             assert np.abs(out.numpy().astype(np.int16) - expected.astype(np.int16)).max() <= 1
 
 
+def test_magnify_routes_a_tensor_to_the_torch_backend_and_returns_a_tensor(torch_ops, clip):
+    import torch
+
+    from vidmag.backend.torch import magnify_tensor
+
+    frames = torch.from_numpy(clip)
+    for backend in ("auto", "torch"):
+        out = vidmag.magnify(frames, fs=30.0, pipeline="laplacian_iir", backend=backend, **PARAMS)
+        assert isinstance(out, torch.Tensor) and out.dtype == torch.uint8
+        assert torch.equal(out, magnify_tensor(frames, fs=30.0, pipeline="laplacian_iir", **PARAMS))
+
+
+def test_magnify_takes_a_cpu_tensor_on_another_backend_and_returns_numpy(torch_ops, clip):
+    import torch
+
+    out = vidmag.magnify(torch.from_numpy(clip), fs=30.0, pipeline="laplacian_iir", backend="cpu", **PARAMS)
+    expected = vidmag.magnify(clip, fs=30.0, pipeline="laplacian_iir", backend="cpu", **PARAMS)
+    assert isinstance(out, np.ndarray) and np.array_equal(out, expected)
+
+
+def test_magnify_refuses_to_copy_a_device_tensor_through_the_host(torch_ops, clip):
+    import torch
+
+    class FakeCudaTensor(torch.Tensor):
+        @property
+        def device(self):
+            return torch.device("cuda", 0)
+
+    frames = torch.from_numpy(clip).as_subclass(FakeCudaTensor)
+    with pytest.raises(ValueError, match="backend='torch'"):
+        vidmag.magnify(frames, fs=30.0, pipeline="laplacian_iir", backend="cpu", **PARAMS)
+
+
 def test_magnify_tensor_float_input_is_quantised_like_magnify(torch_ops, clip):
     import torch
 

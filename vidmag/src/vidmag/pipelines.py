@@ -168,7 +168,7 @@ def magnify(
     compat: str | None = None,
     progress: bool = False,
     **params: Any,
-) -> np.ndarray:
+) -> Any:
     """Magnify a clip held in memory.
 
     Parameters
@@ -192,8 +192,25 @@ def magnify(
 
     Notes
     -----
-    Backends: all (``vidmag.backend``).
+    Backends: all (``vidmag.backend``). A torch tensor runs on the torch backend (``backend="auto"`` or
+    ``"torch"``) on the tensor's device and comes back as a uint8 tensor there (no progress bar is drawn); a
+    CPU tensor may also be given to any other backend, which returns a numpy array. A GPU tensor is never
+    copied through the host for another backend: that is an error.
     """
+    from vidmag.backend.torch import is_tensor  # looks in sys.modules; imports no torch
+
+    if is_tensor(frames):
+        if backend in ("auto", "torch"):
+            from vidmag.backend.torch import magnify_tensor
+
+            return magnify_tensor(frames, fs=fs, pipeline=pipeline, compat=compat, **params)
+        if frames.device.type != "cpu":
+            raise ValueError(
+                f"frames: a torch tensor on {frames.device} runs only on backend='torch' (or 'auto'); "
+                f"backend={backend!r} would copy it through the host; move it yourself with .cpu() if you "
+                "mean that"
+            )
+        frames = frames.numpy()
     clip = _as_uint8(frames)
     T = clip.shape[0]
     if T == 0:
