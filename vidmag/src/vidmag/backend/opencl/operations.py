@@ -30,7 +30,11 @@ def _sized(name: str, k: int) -> str:
         "resample_cols_f32": (3, 4, 5),
         "resample_cols_u8": (5,),
         "output_cols": (4,),
-        "output_2d": (3,),
+        "cols8_f32": (3, 4, 5),
+        "cols8_u8": (5,),
+        "cols16_u8": (5,),
+        "output_cols8": (3, 4),
+        "output_cols8_rgb": (3, 4),
     }
     return f"{name}_k{k}" if k in fixed.get(name, ()) else name
 
@@ -55,7 +59,6 @@ class OpenCLOperations:
     def __init__(self, runtime: Runtime | None = None) -> None:
         self.rt = runtime or default_runtime()
         self._scratch: dict[str, cla.Array] = {}
-        self._host_scratch: dict[str, np.ndarray] = {}
 
     def scratch(self, key: str, shape: tuple[int, ...], dtype) -> cla.Array:
         """A device array kept between calls under ``key`` (reallocated when the shape changes).
@@ -68,20 +71,6 @@ class OpenCLOperations:
             self._scratch.pop(key, None)
             current = self._scratch[key] = self.rt.empty(tuple(shape), dtype)
         return current
-
-    def host_scratch(self, key: str, shape: tuple[int, ...], dtype) -> np.ndarray:
-        """A host array kept between calls under ``key``, like :meth:`scratch`."""
-        current = self._host_scratch.get(key)
-        if current is None or current.shape != tuple(shape) or current.dtype != np.dtype(dtype):
-            current = self._host_scratch[key] = np.empty(shape, dtype)
-        return current
-
-    def upload_into(self, key: str, frames: np.ndarray) -> cla.Array:
-        """Copy host frames into the scratch array ``key`` (see :meth:`scratch`) and return it."""
-        target = self.scratch(key, frames.shape, frames.dtype)
-        if frames.size:
-            cl.enqueue_copy(self.rt.queue, target.data, np.ascontiguousarray(frames))
-        return target
 
     # --- tables -----------------------------------------------------------------------------------------
     def taps(self, taps: Taps) -> tuple[cla.Array, cla.Array]:
@@ -149,11 +138,15 @@ class OpenCLOperations:
         idx, wt = self.taps(taps)
         k = taps.index.shape[1]
         if out.size:
-            name = _sized("resample_cols_u8" if frames.dtype == np.uint8 else "resample_cols_f32", k)
+            # rows of at least 8 values take a hand-vectorised kernel (8 values per work item, or 16 for
+            # bytes), narrower ones the scalar kernel
+            kind = "u8" if frames.dtype == np.uint8 else "f32"
+            per_item = 16 if kind == "u8" and w * 3 >= 16 else 8 if w * 3 >= 8 else 1
+            base = {16: "cols16", 8: "cols8", 1: "resample_cols"}[per_item]
             self.rt.launch(
                 "resample",
-                name,
-                (w * 3, taps.n_out, n),
+                _sized(f"{base}_{kind}", k),
+                (-(-w * 3 // per_item), taps.n_out, n),
                 frames.data,
                 out.data,
                 (other if other is not None else out).data,

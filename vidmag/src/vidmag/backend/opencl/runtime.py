@@ -87,6 +87,7 @@ class Runtime:
         self.queue = cl.CommandQueue(self.context)
         self._programs: dict[str, cl.Program] = {}
         self._kernels: dict[tuple[str, str], cl.Kernel] = {}
+        self._group_limits: dict[tuple[str, str], int] = {}
 
     def kernel(self, file: str, name: str) -> cl.Kernel:
         """The kernel ``name`` of ``kernels/<file>.cl``, building the file on first use."""
@@ -102,8 +103,24 @@ class Runtime:
         return self._kernels[key]
 
     def launch(self, file: str, name: str, global_size: tuple[int, ...], *args) -> None:
-        """Enqueue ``name`` over ``global_size`` work items (the driver picks the work-group size)."""
-        self.kernel(file, name)(self.queue, global_size, None, *args)
+        """Enqueue ``name`` over ``global_size`` work items.
+
+        On a processor device the work groups are :func:`_local_size`'s (capped by what the kernel allows);
+        elsewhere the driver picks them.
+        """
+        kernel = self.kernel(file, name)
+        local = None
+        if self._on_cpu:
+            key = (file, name)
+            if key not in self._group_limits:
+                info = cl.kernel_work_group_info.WORK_GROUP_SIZE
+                self._group_limits[key] = kernel.get_work_group_info(info, self.device)
+            local = _local_size(global_size, self._group_limits[key])
+        kernel(self.queue, global_size, local, *args)
+
+    @cached_property
+    def _on_cpu(self) -> bool:
+        return bool(self.device.type & cl.device_type.CPU)
 
     # --- memory ---------------------------------------------------------------------------------------------
     def empty(self, shape: tuple[int, ...], dtype=np.float32) -> cla.Array:
@@ -126,6 +143,18 @@ class Runtime:
     @cached_property
     def _constants(self) -> dict:
         return {}
+
+
+def _local_size(global_size: tuple[int, ...], limit: int) -> tuple[int, ...]:
+    """Work groups spanning as much of the first axis as divides it (at most 512 and ``limit`` work items),
+    1 on the others.
+
+    The first axis runs along a row in every kernel here. PoCL, left to choose, often picks small groups, and
+    each group costs a fixed overhead there: whole-row groups ran the kernels 1.5 to 3 times faster.
+    """
+    first = global_size[0]
+    size = next(d for d in range(min(first, 512, limit), 0, -1) if first % d == 0)
+    return (size,) + (1,) * (len(global_size) - 1)
 
 
 _RUNTIMES: dict[int, Runtime] = {}

@@ -61,3 +61,63 @@ RESAMPLE_COLS(resample_cols_f32_k3, float, const int unused_k, 3)
 RESAMPLE_COLS(resample_cols_f32_k4, float, const int unused_k, 4)
 RESAMPLE_COLS(resample_cols_f32_k5, float, const int unused_k, 5)
 RESAMPLE_COLS(resample_cols_u8_k5, uchar, const int unused_k, 5)
+
+// Along the height, like resample_cols in resample.cl: (n, h_in, w3) -> (n, h_out, w3), tap tables (idx, wt)
+// with K taps per output row. mode 0: out = map(src); 1: out = other + map(src); 2: out = other - map(src).
+#define COLS8(NAME, IN_T, LOAD, K_DECL, K)                                                           \
+__kernel void NAME(__global const IN_T* src, __global float* dst, __global const float* other,     \
+                   __global const int* idx, __global const float* wt, K_DECL,                       \
+                   const int h_in, const int h_out, const int w3, const int mode)                   \
+{                                                                                                    \
+    const int x0 = min((int)get_global_id(0) * 8, w3 - 8);                                          \
+    const int y = get_global_id(1);                                                                  \
+    const long f = get_global_id(2);                                                                 \
+    __global const IN_T* column = src + f * (long)h_in * w3 + x0;                                    \
+    float8 acc = (float8)(0.0f);                                                                     \
+    for (int t = 0; t < K; ++t) acc += wt[y * K + t] * LOAD(column + (long)idx[y * K + t] * w3);     \
+    const long o = (f * h_out + y) * (long)w3 + x0;                                                  \
+    if (mode == 1) acc = LD8(other + o, 0) + acc;                                                 \
+    else if (mode == 2) acc = LD8(other + o, 0) - acc;                                            \
+    ST8(acc, dst + o, 0);                                                                        \
+}
+
+COLS8(cols8_f32, float, LOAD_F32, const int k, k)
+COLS8(cols8_u8, uchar, LOAD_U8, const int k, k)
+COLS8(cols8_f32_k3, float, LOAD_F32, const int unused_k, 3)
+COLS8(cols8_f32_k4, float, LOAD_F32, const int unused_k, 4)
+COLS8(cols8_f32_k5, float, LOAD_F32, const int unused_k, 5)
+COLS8(cols8_u8_k5, uchar, LOAD_U8, const int unused_k, 5)
+
+// The same along the height from bytes, 16 values per work item (rows of at least 16 values): each tap's
+// index and weight serve twice as many values, which matters for the long composed maps of the Gaussian
+// down stack (about 4 * 2^level taps) that read the frames' bytes.
+#define COLS16_U8(NAME, K_DECL, K)                                                                   \
+__kernel void NAME(__global const uchar* src, __global float* dst, __global const float* other,    \
+                   __global const int* idx, __global const float* wt, K_DECL,                       \
+                   const int h_in, const int h_out, const int w3, const int mode)                   \
+{                                                                                                    \
+    const int x0 = min((int)get_global_id(0) * 16, w3 - 16);                                        \
+    const int y = get_global_id(1);                                                                  \
+    const long f = get_global_id(2);                                                                 \
+    __global const uchar* column = src + f * (long)h_in * w3 + x0;                                   \
+    float8 lo = (float8)(0.0f), hi = (float8)(0.0f);                                                 \
+    for (int t = 0; t < K; ++t) {                                                                    \
+        const float wgt = wt[y * K + t];                                                             \
+        const uchar16 v = *(__global const uchar16_u*)(column + (long)idx[y * K + t] * w3);          \
+        lo += wgt * convert_float8(v.lo);                                                            \
+        hi += wgt * convert_float8(v.hi);                                                            \
+    }                                                                                                \
+    const long o = (f * h_out + y) * (long)w3 + x0;                                                  \
+    if (mode == 1) {                                                                                 \
+        lo = LD8(other + o, 0) + lo;                                                                 \
+        hi = LD8(other + o, 1) + hi;                                                                 \
+    } else if (mode == 2) {                                                                          \
+        lo = LD8(other + o, 0) - lo;                                                                 \
+        hi = LD8(other + o, 1) - hi;                                                                 \
+    }                                                                                                \
+    ST8(lo, dst + o, 0);                                                                             \
+    ST8(hi, dst + o, 1);                                                                             \
+}
+
+COLS16_U8(cols16_u8, const int k, k)
+COLS16_U8(cols16_u8_k5, const int unused_k, 5)

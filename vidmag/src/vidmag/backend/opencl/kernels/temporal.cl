@@ -66,3 +66,25 @@ __kernel void project_synthesis(__global const float* x, __global const float* c
     for (int m = 0; m < m_len; ++m) acc += synthesis[t * m_len + m] * (coef[m * p_len + p]);
     out[t * p_len + p] = g * acc;
 }
+
+// first_order_scan of temporal.cl on 8 consecutive samples per work item, one gain for all channels (the
+// streaming pipelines' use). Covers samples [0, 8 * global size); the host runs the scalar kernel on the rest.
+__kernel void first_order_scan8(__global float* x, __global float* s1, __global float* s2,
+                                __global float* xp, const int t_len, const long p_len,
+                                const float c1_y, const float c1_x, const float c1_xp,
+                                const float c2_y, const float c2_x, const float c2_xp, const float g)
+{
+    const long p = get_global_id(0) * 8;
+    float8 a = LD8(s1 + p, 0), b = LD8(s2 + p, 0), prev = LD8(xp + p, 0);
+    for (int t = 0; t < t_len; ++t) {
+        __global float* row = x + t * p_len + p;
+        const float8 v = LD8(row, 0);
+        a = c1_y * a + c1_x * v + c1_xp * prev;
+        b = c2_y * b + c2_x * v + c2_xp * prev;
+        prev = v;
+        ST8(g * (a - b), row, 0);
+    }
+    ST8(a, s1 + p, 0);
+    ST8(b, s2 + p, 0);
+    ST8(prev, xp + p, 0);
+}
