@@ -9,6 +9,7 @@ specux imports no GPU library and not torch.
 from specux import fft, filters, plans
 from specux._backends.registry import BackendInfo
 from specux._backends.registry import backends as backends
+from specux._determinism import deterministic, is_deterministic
 from specux.convert import (
     amplitude_to_db,
     db_to_amplitude,
@@ -49,6 +50,7 @@ __all__ = [
     "cqt",
     "db_to_amplitude",
     "db_to_power",
+    "deterministic",
     "estimate_tuning",
     "fft",
     "fftconvolve",
@@ -56,6 +58,7 @@ __all__ = [
     "hz_to_mel",
     "hz_to_midi",
     "hz_to_octs",
+    "is_deterministic",
     "istft",
     "lfcc",
     "mel_to_hz",

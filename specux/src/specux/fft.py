@@ -7,7 +7,7 @@ library (numpy, torch, cupy). Integer and bool inputs are promoted to float64 as
 accepted only by backends whose precisions include it (not ``cpu``).
 
 Backends: cpu (scipy.fft); cuda / metal / opencl when built and available (see :func:`specux.backends`).
-Autograd / torch.compile: not yet (planned in specux.torch); torch tensors are detached.
+Autograd / torch.compile: yes for torch CPU tensors (the specux custom ops; see docs/specux/torch.md).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 from specux import _arrays
 from specux._backends import registry
 from specux._backends.base import FFT_OP
+from specux._torch_hook import torch_route
 
 __all__ = [
     "fft",
@@ -147,6 +148,7 @@ class _Call:
 # -----------------------------------------------------------------------------------------
 
 
+@torch_route("fft.fft")
 def fft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
 ) -> Any:
@@ -171,12 +173,14 @@ def fft(
     array, shape as ``a`` with ``n`` along ``axis``
         Complex (complex64 for float32 / complex64 input, else complex128), in ``a``'s library.
 
-    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: planned (specux.torch).
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes
+    for torch CPU tensors (see docs/specux/torch.md).
     """
     call = _Call(a, backend, "fft", "complex")
     return call.done(call.c2c(call.x, n, axis, norm, inverse=False))
 
 
+@torch_route("fft.ifft")
 def ifft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
 ) -> Any:
@@ -185,6 +189,7 @@ def ifft(
     return call.done(call.c2c(call.x, n, axis, norm, inverse=True))
 
 
+@torch_route("fft.rfft")
 def rfft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
 ) -> Any:
@@ -197,6 +202,7 @@ def rfft(
     return call.done(call.r2c(call.x, n, axis, norm))
 
 
+@torch_route("fft.irfft")
 def irfft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
 ) -> Any:
@@ -209,6 +215,7 @@ def irfft(
     return call.done(call.c2r(call.x, n, axis, norm))
 
 
+@torch_route("fft.hfft")
 def hfft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
 ) -> Any:
@@ -220,6 +227,7 @@ def hfft(
     return call.done(call.c2r(_arrays.conj(call.x), n, axis, _SWAP.get(norm, norm)))
 
 
+@torch_route("fft.ihfft")
 def ihfft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
 ) -> Any:
@@ -259,6 +267,7 @@ def _cook(
     return sizes, axes
 
 
+@torch_route("fft.fftn")
 def fftn(
     a: Any,
     s: Sequence[int] | None = None,
@@ -281,6 +290,7 @@ def fftn(
     return call.done(x)
 
 
+@torch_route("fft.ifftn")
 def ifftn(
     a: Any,
     s: Sequence[int] | None = None,
@@ -298,6 +308,7 @@ def ifftn(
     return call.done(x)
 
 
+@torch_route("fft.rfftn")
 def rfftn(
     a: Any,
     s: Sequence[int] | None = None,
@@ -318,6 +329,7 @@ def rfftn(
     return call.done(x)
 
 
+@torch_route("fft.irfftn")
 def irfftn(
     a: Any,
     s: Sequence[int] | None = None,
@@ -338,6 +350,7 @@ def irfftn(
     return call.done(call.c2r(x, sizes[-1], axes_[-1], norm))
 
 
+@torch_route("fft.fft2")
 def fft2(
     a: Any,
     s: Sequence[int] | None = None,
@@ -350,6 +363,7 @@ def fft2(
     return fftn(a, s, axes, norm, backend=backend)
 
 
+@torch_route("fft.ifft2")
 def ifft2(
     a: Any,
     s: Sequence[int] | None = None,
@@ -362,6 +376,7 @@ def ifft2(
     return ifftn(a, s, axes, norm, backend=backend)
 
 
+@torch_route("fft.rfft2")
 def rfft2(
     a: Any,
     s: Sequence[int] | None = None,
@@ -374,6 +389,7 @@ def rfft2(
     return rfftn(a, s, axes, norm, backend=backend)
 
 
+@torch_route("fft.irfft2")
 def irfft2(
     a: Any,
     s: Sequence[int] | None = None,

@@ -11,6 +11,8 @@ import scipy.fft
 
 from specux import _dispatch, _validate
 from specux._filters.linear import linear as linear_bank
+from specux._linalg import apply_along_rows
+from specux._torch_hook import torch_route
 from specux._validate import CepstralParams, MelParams
 from specux.convert import _power_to_db_numpy
 from specux.ops.mel import _bank_spectrogram, mel_validate, resolve
@@ -65,7 +67,7 @@ def _cepstrum(x: np.ndarray, p: CepstralParams) -> np.ndarray:
     bands = _bank_spectrogram(x, p.mel) if p.mel.stft is not None else np.asarray(x, dtype=p.mel.dtype)
     logged = _log(bands, p)
     D = p.dct.astype(logged.dtype, copy=False)
-    return np.matmul(D, logged)
+    return apply_along_rows(D, logged)
 
 
 def _mfcc_numpy(x: np.ndarray, p: CepstralParams) -> np.ndarray:
@@ -160,6 +162,7 @@ def mfcc_validate(
     return p
 
 
+@torch_route("mfcc", inputs=("y", "S"))
 def mfcc(
     y: Any = None,
     *,
@@ -224,7 +227,8 @@ def mfcc(
     array, shape (..., n_mfcc, T)
         Real, of the input's precision, same library as the input.
 
-    Backends: cpu. Autograd / torch.compile: planned (specux.torch).
+    Backends: cpu. Autograd / torch.compile: yes for torch CPU tensors
+    (the specux custom ops; see docs/specux/torch.md).
     """
     if (y is None) == (S is None):
         raise ValueError("mfcc: give exactly one of y (signal) or S (log-power mel spectrogram)")
@@ -308,6 +312,7 @@ def lfcc_validate(
     return p
 
 
+@torch_route("lfcc")
 def lfcc(
     waveform: Any,
     *,
@@ -362,7 +367,8 @@ def lfcc(
     array, shape (..., n_lfcc, T)
         Real, of the input's precision, same library as the input.
 
-    Backends: cpu. Autograd / torch.compile: planned (specux.torch).
+    Backends: cpu. Autograd / torch.compile: yes for torch CPU tensors
+    (the specux custom ops; see docs/specux/torch.md).
     """
     chosen, xb = _dispatch.prepare(waveform, backend, "lfcc", "lfcc")
     p = lfcc_validate(

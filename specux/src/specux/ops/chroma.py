@@ -12,12 +12,14 @@ from specux._dispatch import prepare
 from specux._filters.chroma import chroma as chroma_filter
 from specux._filters.constant_q import cq_to_chroma
 from specux._normalize import normalize
+from specux._torch_hook import torch_route
 from specux.ops.cqt import cqt
 from specux.ops.tuning import estimate_tuning, magnitude_spectrogram
 
 __all__ = ["chroma_cqt", "chroma_stft"]
 
 
+@torch_route("chroma_stft", inputs=("y",))
 def chroma_stft(
     y: Any = None,
     *,
@@ -72,8 +74,8 @@ def chroma_stft(
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: not supported (a tensor that requires grad
-    raises). torch.compile: not supported (the call leaves the graph).
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: yes for a torch CPU signal ``y`` (not for a
+    given spectrogram); torch.compile: yes (one graph node). See docs/specux/torch.md.
     """
     src = y if S is None else S
     prepare(src, backend, "stft", "chroma_stft")  # served wherever stft is
@@ -91,6 +93,7 @@ def chroma_stft(
     return _arrays.like(normalize(raw, norm=norm, axis=-2), src)
 
 
+@torch_route("chroma_cqt", inputs=("y",))
 def chroma_cqt(
     y: Any = None,
     *,
@@ -152,8 +155,8 @@ def chroma_cqt(
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: not supported (a tensor that requires grad
-    raises). torch.compile: not supported (the call leaves the graph).
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: yes for a torch CPU signal ``y`` (not for a
+    given spectrogram); torch.compile: yes (one graph node). See docs/specux/torch.md.
     """
     src = y if C is None else C
     prepare(src, backend, "cqt", "chroma_cqt")  # served wherever cqt is

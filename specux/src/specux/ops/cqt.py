@@ -25,6 +25,7 @@ from specux._dispatch import prepare
 from specux._filters import constant_q as cqf
 from specux._resample import check_res_type, downsample
 from specux._threads import single_threaded_blas
+from specux._torch_hook import torch_route
 from specux.ops.tuning import estimate_tuning
 
 __all__ = ["VqtParams", "cqt", "vqt", "vqt_cpu", "vqt_plan"]
@@ -262,6 +263,7 @@ def _output_dtype(dtype: Any, x: np.ndarray, public: str) -> str:
     return name
 
 
+@torch_route("vqt")
 def vqt(
     y: Any,
     *,
@@ -343,8 +345,9 @@ def vqt(
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: not supported (a tensor that requires grad
-    raises). torch.compile: not supported (the call leaves the graph).
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: yes for torch CPU tensors with
+    res_type None or "polyphase" (the specux custom ops; see docs/specux/torch.md).
+    torch.compile: yes (one graph node).
     """
     return _vqt_frontend(
         y,
@@ -369,6 +372,7 @@ def vqt(
     )
 
 
+@torch_route("cqt")
 def cqt(
     y: Any,
     *,
@@ -405,8 +409,9 @@ def cqt(
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: not supported (a tensor that requires grad
-    raises). torch.compile: not supported (the call leaves the graph).
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: yes for torch CPU tensors with
+    res_type None or "polyphase" (the specux custom ops; see docs/specux/torch.md).
+    torch.compile: yes (one graph node).
     """
     return _vqt_frontend(
         y,

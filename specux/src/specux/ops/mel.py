@@ -9,6 +9,8 @@ import numpy as np
 from specux import _dispatch, _validate
 from specux._filters.mel import mel as mel_bank
 from specux._filters.mel import mel_torchaudio
+from specux._linalg import apply_along_rows
+from specux._torch_hook import torch_route
 from specux._validate import MelParams
 from specux.ops.stft import _power_tf, _spectrum_tf, stft_validate
 
@@ -26,7 +28,7 @@ def _bank_spectrogram(x: np.ndarray, p: MelParams) -> np.ndarray:
     """(..., L) signal or (..., F, T) spectrogram -> (..., n_bands, T) filter-bank energies."""
     basis = p.basis.astype(p.dtype, copy=False)
     if p.stft is None:
-        return np.matmul(basis, np.asarray(x, dtype=p.dtype))
+        return apply_along_rows(basis, np.asarray(x, dtype=p.dtype))
     y = np.asarray(x, dtype=p.dtype)
     batch = y.shape[:-1]
     P = _power_tf(_spectrum_tf(y.reshape(-1, y.shape[-1]), p.stft), p.power)  # (B, T, F)
@@ -120,6 +122,7 @@ def mel_validate(
     return MelParams(stft_p, power, basis, dtype)
 
 
+@torch_route("melspectrogram", inputs=("y", "S"))
 def melspectrogram(
     y: Any = None,
     *,
@@ -182,7 +185,8 @@ def melspectrogram(
         Real, of the input's precision, same library as the input. Mel filters that cover no FFT bin give an
         :class:`specux.EmptyFilterWarning` (and rows of zeros), as in librosa and torchaudio.
 
-    Backends: cpu (one matrix product over all frames). Autograd / torch.compile: planned (specux.torch).
+    Backends: cpu (one matrix product over all frames). Autograd / torch.compile: yes for torch CPU tensors
+    (the specux custom ops; see docs/specux/torch.md).
     """
     if (y is None) == (S is None):
         raise ValueError("melspectrogram: give exactly one of y (signal) or S (spectrogram)")

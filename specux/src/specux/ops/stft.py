@@ -9,6 +9,7 @@ import scipy.fft
 from numpy.lib.stride_tricks import sliding_window_view
 
 from specux import _dispatch, _validate
+from specux._torch_hook import torch_route
 from specux._validate import IstftParams, StftParams
 from specux.errors import NolaError
 
@@ -160,6 +161,7 @@ def stft_validate(
     )
 
 
+@torch_route("stft")
 def stft(
     y: Any,
     *,
@@ -217,8 +219,8 @@ def stft(
     TypeError
         ``y`` is not float32 / float64.
 
-    Backends: cpu (scipy.fft, multi-threaded). Autograd / torch.compile: planned (specux.torch); torch inputs
-    are detached for now.
+    Backends: cpu (scipy.fft, multi-threaded). Autograd / torch.compile: yes for torch CPU tensors
+    (the specux custom ops; see docs/specux/torch.md).
     """
     chosen, x = _dispatch.prepare(y, backend, "stft", "stft")
     p = stft_validate(
@@ -266,6 +268,7 @@ def istft_validate(
     )
 
 
+@torch_route("istft")
 def istft(
     stft_matrix: Any,
     *,
@@ -308,7 +311,8 @@ def istft(
     array, shape (..., length)
         Real, same library as the input.
 
-    Backends: cpu. Autograd / torch.compile: planned (specux.torch).
+    Backends: cpu. Autograd / torch.compile: yes for torch CPU tensors
+    (the specux custom ops; see docs/specux/torch.md).
     """
     chosen, x = _dispatch.prepare(stft_matrix, backend, "istft", "istft")
     p = istft_validate(

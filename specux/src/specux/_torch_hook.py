@@ -1,0 +1,81 @@
+"""The hook that sends torch tensors from the functional API to specux's torch ops.
+
+A public transform decorated with ``@torch_route("stft")`` runs as before for numpy / cupy inputs. When its
+signal is a torch CPU tensor and ``backend`` is ``"auto"`` or ``"cpu"``, the call goes instead, with every
+argument (defaults included, so they live once, in the public signature), to
+:func:`specux.torch._route.call`, which calls the ``torch.ops.specux`` op: autograd works and
+``torch.compile`` traces it as one node. Other cases (a named GPU or OpenCL backend, a tensor on another
+device) keep the frontend's own path, whose backend rules apply; a tensor there that requires grad is refused
+(that path cannot differentiate), never silently detached.
+
+This module imports neither torch nor :mod:`specux.torch`: the route is imported on the first tensor, when
+torch is necessarily loaded already. The wrapper is plain Python that dynamo traces without graph breaks.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from specux import _arrays
+from specux.errors import UnsupportedOperationError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: backends under which a torch CPU tensor runs through the torch ops
+ROUTED_BACKENDS = ("auto", "cpu")
+
+
+def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F], F]:
+    """Decorate the public function of ``op`` so that torch CPU tensors run through ``specux.torch``.
+
+    Parameters
+    ----------
+    op : str
+        The route's name for the operation (``"stft"``, ``"fft.rfft"``, ...).
+    inputs : tuple of str or None
+        The parameters that may carry the tensor (e.g. ``("y", "S")``); ``None``: the first parameter.
+    """
+
+    def decorate(fn: F) -> F:
+        params = inspect.signature(fn).parameters
+        names = [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        defaults = {n: p.default for n, p in params.items() if p.default is not inspect.Parameter.empty}
+        carriers = inputs if inputs is not None else (next(iter(params)),)
+        positions = {name: names.index(name) for name in carriers if name in names}
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            backend = kwargs.get("backend", defaults.get("backend", "auto"))
+            for name in carriers:
+                pos = positions.get(name)
+                x = args[pos] if pos is not None and pos < len(args) else kwargs.get(name)
+                if x is not None:
+                    break
+            if (
+                _arrays.is_torch(x)
+                and x.device.type == "cpu"
+                and isinstance(backend, str)
+                and backend in ROUTED_BACKENDS
+            ):
+                bound = dict(defaults)
+                bound.update(zip(names, args))
+                bound.update(kwargs)
+                from specux.torch._route import call
+
+                return call(op, **bound)
+            if _arrays.is_torch(x) and x.requires_grad and sys.modules["torch"].is_grad_enabled():
+                # the frontend's own path detaches: refuse rather than drop the gradient silently
+                raise UnsupportedOperationError(
+                    f"specux.{op}: gradients flow through the specux torch ops, which take torch CPU tensors "
+                    f"with backend 'auto' or 'cpu'; got backend={backend!r} and a tensor on {x.device}. Pass "
+                    "x.detach() or call it under torch.no_grad()"
+                )
+            return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

@@ -1,0 +1,157 @@
+"""Constant-Q / variable-Q kernels with explicit per-octave weights, and their analytic backward (NumPy).
+
+The forward is :func:`specux.ops.cqt.vqt_cpu` with the per-octave frame weights taken as arguments (so that an
+``nn.Module`` can own them as buffers): each octave's response is ``frames(x_octave) @ Wc`` with ``Wc`` the
+weights (real and imaginary parts in interleaved columns) viewed as complex. Without resampling
+(``res_type=None``) every octave reads the same signal, so the transform is linear in ``y`` with adjoint ``sum
+over octaves of unpad(overlap_add(Re(g @ Wc^H)))``. With ``res_type="polyphase"`` the octaves read signals
+downsampled by scipy's ``resample_poly`` (an FIR filter and decimation, linear), whose exact adjoint
+(:func:`polyphase_adjoint`) carries each octave's gradient back up the chain. The soxr resamplers have no
+adjoint here: gradients need ``res_type=None`` or ``"polyphase"``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.signal
+
+from specux._filters import constant_q as cqf
+from specux._resample import downsample
+from specux.ops.cqt import VqtParams, VqtPlan, _n_frames, _octave_response, vqt_plan
+from specux.torch._adjoint_frames import overlap_add, unpad
+
+
+def octave_bases(p: VqtParams, plan: VqtPlan) -> list[tuple[np.ndarray, int]]:
+    """(weights (n_fft, 2 k), n_fft) of every octave, top octave first (as vqt_cpu builds them)."""
+    bases = []
+    for octave in plan.octaves:
+        column_scale = np.full(octave.freqs.size, np.sqrt(plan.sr / octave.sr))
+        if p.scale:
+            column_scale /= np.sqrt(plan.lengths[octave.rows])
+        bases.append(
+            cqf.vqt_frame_weights(
+                sr=octave.sr,
+                freqs=octave.freqs,
+                alpha=octave.alpha,
+                filter_scale=p.filter_scale,
+                norm=p.norm,
+                sparsity=p.sparsity,
+                window=p.window,
+                gamma=p.gamma,
+                dtype=np.dtype(p.dtype),
+                column_scale=column_scale,
+                two_sided=p.res_type is None,
+            )
+        )
+    return bases
+
+
+def n_frames(n: int, plan: VqtPlan, bases: list[tuple[np.ndarray, int]]) -> int:
+    """Frames of the output for an ``n``-sample signal (the smallest octave's count)."""
+    length = math.ceil(n / plan.early_factor) if plan.early_factor > 1 else n
+    counts = []
+    for i, (octave, (_, n_fft)) in enumerate(zip(plan.octaves, bases)):
+        if i > 0 and octave.sr != plan.octaves[i - 1].sr:
+            length = math.ceil(length / 2)
+        counts.append(_n_frames(length, n_fft, octave.hop))
+    return min(counts)
+
+
+def forward(y: np.ndarray, p: VqtParams, bases: list[tuple[np.ndarray, int]]) -> np.ndarray:
+    """vqt of ``y`` (..., n) with the given per-octave weights -> (..., n_bins, n_frames) complex."""
+    plan = vqt_plan(p)
+    rdtype = np.finfo(np.dtype(p.dtype)).dtype
+    lead = y.shape[:-1]
+    x = np.ascontiguousarray(y.reshape(-1, y.shape[-1]), dtype=rdtype)
+    if plan.early_factor > 1:
+        x = downsample(x, plan.early_factor, p.res_type)
+        if not p.scale:
+            x = x * rdtype.type(np.sqrt(plan.early_factor))
+    signals = []
+    for i, octave in enumerate(plan.octaves):
+        if i > 0 and octave.sr != plan.octaves[i - 1].sr:
+            x = downsample(x, 2, p.res_type)
+        signals.append(x)
+    T = min(_n_frames(s.shape[-1], n_fft, o.hop) for s, (_, n_fft), o in zip(signals, bases, plan.octaves))
+    out = np.empty((x.shape[0], p.n_bins, T), dtype=np.dtype(p.dtype))
+    for s, (weights, n_fft), octave in zip(signals, bases, plan.octaves):
+        _octave_response(
+            s, np.asarray(weights, dtype=rdtype), n_fft, octave.hop, p.pad_mode, T, out[:, octave.rows]
+        )
+    return out.reshape(*lead, p.n_bins, T)
+
+
+#: resamplers with an adjoint (None: no resampling)
+DIFFERENTIABLE_RES_TYPES = (None, "polyphase")
+
+
+def check_differentiable(p: VqtParams, public: str) -> None:
+    if p.res_type not in DIFFERENTIABLE_RES_TYPES:
+        raise RuntimeError(
+            f"specux {public}: gradients need res_type=None (every octave at the full rate) or "
+            f"'polyphase' (scipy's FIR resampler, whose adjoint specux has); the {p.res_type!r} resampler "
+            "has no adjoint"
+        )
+
+
+def polyphase_adjoint(g: np.ndarray, n_in: int, factor: int) -> np.ndarray:
+    """Adjoint of :func:`specux._resample.downsample` with ``res_type="polyphase"`` (rows of length ``n_in``).
+
+    The forward is ``sqrt(factor) * resample_poly(x, 1, factor)``: ``y[j] = sum_n h[factor (r + j) - n] x[n]``
+    with scipy's Kaiser-windowed FIR ``h`` (zero-padded in front as scipy pads it) and ``r`` the samples scipy
+    drops; the adjoint ``x[n] = sum_j g[j] h[factor (r + j) - n]`` is an upsample-and-filter with ``h``
+    reversed.
+    """
+    dtype = g.dtype
+    half_len = 10 * factor
+    h = scipy.signal.firwin(2 * half_len + 1, 1.0 / factor, window=("kaiser", 5.0)).astype(dtype)
+    n_pre_pad = factor - half_len % factor
+    h = np.concatenate([np.zeros(n_pre_pad, dtype), h])
+    skip = (half_len + n_pre_pad) // factor
+    lead = np.zeros((g.shape[0], skip), dtype)
+    z = scipy.signal.upfirdn(h[::-1], np.concatenate([lead, g], axis=1), up=factor, axis=-1)
+    start = h.size - 1
+    out = np.zeros((g.shape[0], n_in), dtype)
+    piece = z[:, start : start + n_in]
+    out[:, : piece.shape[1]] = piece
+    return out * dtype.type(np.sqrt(factor))
+
+
+def adjoint(g: np.ndarray, n: int, p: VqtParams, bases: list[tuple[np.ndarray, int]]) -> np.ndarray:
+    """Adjoint of :func:`forward` (res_type None or "polyphase"): complex (..., n_bins, T) -> real (.., n)."""
+    check_differentiable(p, "vqt")
+    plan = vqt_plan(p)
+    rdtype = np.finfo(np.dtype(p.dtype)).dtype
+    lead = g.shape[:-2]
+    G = np.asarray(g).reshape(-1, *g.shape[-2:])
+    # lengths of the signal each octave reads (the forward's downsampling chain)
+    lengths = []
+    length = math.ceil(n / plan.early_factor) if plan.early_factor > 1 else n
+    for i, octave in enumerate(plan.octaves):
+        if i > 0 and octave.sr != plan.octaves[i - 1].sr:
+            length = math.ceil(length / 2)
+        lengths.append(length)
+    grads = []
+    for (weights, n_fft), octave, length in zip(bases, plan.octaves, lengths):
+        # columns 2j, 2j + 1 are filter j's real and imaginary parts: the weights viewed as complex, Wc, give
+        # responses frames @ Wc, whose adjoint for real frames is Re(g @ Wc^H)
+        Wc = np.ascontiguousarray(weights, dtype=rdtype).view(G.dtype)
+        go = G[:, octave.rows, :].swapaxes(1, 2)  # (B, T, k)
+        frames = (go @ Wc.conj().T).real  # (B, T, n_fft)
+        pad = n_fft // 2
+        padded = overlap_add(np.ascontiguousarray(frames, dtype=rdtype), octave.hop, length + 2 * pad)
+        grads.append(unpad(padded, length, pad, p.pad_mode))
+    # back up the chain: an octave that halved the rate passes its gradient through the resampler's adjoint
+    for i in range(len(grads) - 1, 0, -1):
+        if plan.octaves[i].sr != plan.octaves[i - 1].sr:
+            grads[i - 1] = grads[i - 1] + polyphase_adjoint(grads[i], lengths[i - 1], 2)
+        else:
+            grads[i - 1] = grads[i - 1] + grads[i]
+    grad = grads[0]
+    if plan.early_factor > 1:
+        if not p.scale:
+            grad = grad * rdtype.type(np.sqrt(plan.early_factor))
+        grad = polyphase_adjoint(grad, n, plan.early_factor)
+    return grad.astype(rdtype, copy=False).reshape(*lead, n)

@@ -1,0 +1,132 @@
+"""Analytic backward of the spectral features (melspectrogram, mfcc, lfcc, chroma), on NumPy arrays.
+
+Each feature is a chain ``y -> X = stft(y) -> |X| ** power -> filter bank -> [log] -> [DCT] -> [normalise]``;
+the backward runs the transposed chain: ``D^T``, the derivative of the logarithm (including the ``top_db``
+floor, whose gradient flows to the maximum it is measured from), ``basis^T``, ``power |X| ** (power - 2) X``
+and the adjoint of the STFT (:func:`specux.torch._adjoint_stft.spectrum_adjoint`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from specux._validate import CepstralParams, MelParams
+from specux.ops.mel import _bank_spectrogram
+from specux.torch._adjoint_stft import spectrum_adjoint, spectrum_tf
+
+_LN10 = math.log(10.0)
+
+
+def power_grad(X: np.ndarray, gP: np.ndarray, power: float) -> np.ndarray:
+    """Gradient with respect to complex ``X`` of ``|X| ** power`` given the gradient ``gP`` of the result.
+
+    ``power |X| ** (power - 2) X gP``; 0 where ``X = 0`` (the subgradient for power <= 1, the gradient for
+    power > 1).
+    """
+    if power == 2.0:
+        return (2.0 * gP) * X
+    mag = np.abs(X)
+    nz = mag > 0
+    safe = np.where(nz, mag, 1)
+    factor = np.where(nz, power * safe ** (power - 2.0), 0).astype(mag.dtype, copy=False)
+    return (gP * factor) * X
+
+
+def bank_backward(g: np.ndarray, y: np.ndarray, p: MelParams) -> np.ndarray:
+    """Gradient of ``basis @ |stft(y)| ** power`` with respect to ``y`` (..., L), given ``g`` (..., bands,
+    T)."""
+    basis = p.basis.astype(p.dtype, copy=False)
+    X = spectrum_tf(y, p.stft)  # (B, T, F)
+    B, T, _ = X.shape
+    gb = np.asarray(g, dtype=p.dtype).reshape(B, -1, T).swapaxes(-1, -2)  # (B, T, bands)
+    gP = (gb.reshape(B * T, -1) @ basis).reshape(B, T, -1)
+    gX = power_grad(X, gP, p.power)
+    return spectrum_adjoint(gX, p.stft).reshape(y.shape)
+
+
+def _floor_grad(db: np.ndarray, g: np.ndarray, top_db: float | None, groups: int) -> np.ndarray:
+    """Gradient through ``max(db, peak - top_db)`` per group of ``db`` (rows after reshaping to ``groups``).
+
+    Values lifted to the floor take it from the group's peak, so their gradient goes to the peak's position
+    (the first maximum, as ``np.nanargmax`` finds it).
+    """
+    if top_db is None:
+        return g
+    d = db.reshape(groups, -1)
+    gg = np.array(g.reshape(groups, -1))
+    with np.errstate(invalid="ignore"):
+        if np.isnan(d).all():
+            return g
+        peak = np.nanmax(d, axis=1, keepdims=True)
+        clamped = d < (peak - top_db).astype(d.dtype)
+    moved = np.where(clamped, gg, 0).sum(axis=1)
+    gg[clamped] = 0
+    finite = np.isfinite(peak[:, 0])
+    rows = np.flatnonzero(finite)
+    gg[rows, np.nanargmax(np.where(np.isnan(d[rows]), -np.inf, d[rows]), axis=1)] += moved[rows]
+    return gg.reshape(g.shape)
+
+
+def log_backward(bands: np.ndarray, g: np.ndarray, p: CepstralParams) -> np.ndarray:
+    """Gradient of the cepstral logarithm (``p.log``) with respect to the filter-bank energies ``bands``."""
+    if p.log == "log":
+        return g / (bands + bands.dtype.type(1e-6))
+    amin = bands.dtype.type(1e-10)
+    db = 10.0 * np.log10(np.maximum(bands, amin))
+    if p.log == "power_to_db":
+        gdb = _floor_grad(db, g, p.top_db, 1)  # librosa: one maximum over the whole array
+    elif p.log == "torchaudio_db":
+        packed = db.shape[-3] if db.ndim > 2 else 1
+        gdb = _floor_grad(db, g, p.top_db, db.size // (packed * db.shape[-2] * db.shape[-1]))
+    else:
+        raise ValueError(f"no gradient for the cepstral log mode {p.log!r}")
+    above = bands > amin
+    return np.where(above, gdb * (10.0 / _LN10) / np.where(above, bands, 1), 0).astype(
+        bands.dtype, copy=False
+    )
+
+
+def cepstral_backward(g: np.ndarray, y: np.ndarray, p: CepstralParams) -> np.ndarray:
+    """Gradient of ``dct @ log(basis @ |stft(y)| ** power)`` with respect to ``y``."""
+    bands = _bank_spectrogram(y, p.mel)
+    D = p.dct.astype(bands.dtype, copy=False)
+    g_log = np.matmul(D.T, np.asarray(g, dtype=bands.dtype))
+    g_bands = log_backward(bands, g_log, p)
+    return bank_backward(g_bands, y, p.mel)
+
+
+def normalize_backward(S: np.ndarray, g: np.ndarray, norm: float | None, axis: int = -2) -> np.ndarray:
+    """Gradient of :func:`specux._normalize.normalize` (default threshold) of real ``S`` along ``axis``.
+
+    ``y = S / l(S)``: ``g / l - (sum g S) / l**2 * dl/dS``; slices whose norm is below the threshold (left
+    unchanged by the forward) pass ``g`` through.
+    """
+    if norm is None:
+        return g
+    S = np.asarray(S)
+    tiny = np.finfo(np.result_type(S.dtype, np.float32)).tiny
+    mag = np.abs(S)
+    sign = np.sign(S)
+    if norm == np.inf or norm == -np.inf:
+        pick = np.argmax(mag, axis=axis) if norm == np.inf else np.argmin(mag, axis=axis)
+        length = np.take_along_axis(mag, np.expand_dims(pick, axis), axis)
+        dl = np.zeros_like(S)
+        np.put_along_axis(
+            dl, np.expand_dims(pick, axis), np.take_along_axis(sign, np.expand_dims(pick, axis), axis), axis
+        )
+    elif norm == 0:
+        length = np.sum(mag > 0, axis=axis, keepdims=True).astype(S.dtype)
+        dl = np.zeros_like(S)
+    elif norm > 0:
+        length = np.sum(mag**norm, axis=axis, keepdims=True) ** (1.0 / norm)
+        safe = np.where(length > 0, length, 1)
+        dl = sign * (mag / safe) ** (norm - 1.0)
+    else:
+        raise ValueError(f"norm must be None, inf, -inf, 0 or a positive number; got {norm!r}")
+    small = length < tiny
+    L = np.where(small, 1, length)
+    inner = np.sum(g * S, axis=axis, keepdims=True)
+    out = g / L - inner / (L * L) * dl
+    return np.where(small, g, out).astype(S.dtype, copy=False)

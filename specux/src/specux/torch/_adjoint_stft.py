@@ -1,0 +1,100 @@
+"""Analytic backward of stft (every output mode) and istft, on NumPy arrays.
+
+stft is ``rfft(window * frame(pad(y)))``; its adjoint runs the same steps transposed: the one-sided inverse
+real FFT adjoint per frame, times the window, a deterministic overlap-add (:func:`overlap_add`), and the
+adjoint of the centre padding. istft (``overlap-add(window * irfft(D)) / wsum``) is linear in ``D``; its
+adjoint divides by the squared-window sum, frames (a gather), multiplies by the window and applies the adjoint
+of ``irfft``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from specux._validate import IstftParams, StftParams
+from specux.ops.stft import _spectrum_tf, _window_sumsquare
+from specux.torch._adjoint_frames import c2r_adjoint, frame, overlap_add, r2c_adjoint, unpad
+
+
+def _padded_length(p: StftParams) -> int:
+    return p.length + 2 * (p.n_fft // 2) if p.center else p.length
+
+
+def spectrum_tf(y: np.ndarray, p: StftParams) -> np.ndarray:
+    """(..., L) -> complex spectra (B, T, F) of the flattened batch (the forward's own layout)."""
+    y = np.asarray(y, dtype=p.dtype)
+    return _spectrum_tf(y.reshape(-1, y.shape[-1]), p)
+
+
+def complex_grad_tf(grad: np.ndarray, y: np.ndarray | None, p: StftParams, output: str) -> np.ndarray:
+    """The gradient with respect to the complex spectrum, (B, T, F), from the gradient of ``output``.
+
+    ``complex``: the gradient itself; ``real_imag``: ``g[..., 0] + i g[..., 1]``; ``magnitude``:
+    ``g X / |X|`` (0 where ``X = 0``, the subgradient of ``|.|`` there); ``power``: ``2 g X``.
+    """
+    F = p.n_fft // 2 + 1
+    if output == "real_imag":
+        g = grad[..., 0] + 1j * grad[..., 1]
+        g = g.astype(np.result_type(p.dtype, np.complex64), copy=False)
+    else:
+        g = grad
+    g = g.reshape(-1, F, p.n_frames).swapaxes(-1, -2)
+    if output in ("complex", "real_imag"):
+        return g
+    X = spectrum_tf(y, p)
+    if output == "power":
+        return (2.0 * g) * X
+    mag = np.abs(X)
+    safe = np.where(mag > 0, mag, 1)
+    return np.where(mag > 0, g * (X / safe), 0)
+
+
+def spectrum_adjoint(G_tf: np.ndarray, p: StftParams) -> np.ndarray:
+    """Adjoint of :func:`spectrum_tf` (linear in the signal): complex (B, T, F) -> real (B, L)."""
+    frames = r2c_adjoint(G_tf, p.n_fft, axis=-1).astype(p.dtype, copy=False)
+    frames *= p.window.astype(p.dtype)
+    padded = overlap_add(frames, p.hop_length, _padded_length(p))
+    pad = p.n_fft // 2 if p.center else 0
+    return unpad(padded, p.length, pad, p.pad_mode)
+
+
+def stft_backward(
+    grad: np.ndarray, y: np.ndarray | None, p: StftParams, batch: tuple[int, ...]
+) -> np.ndarray:
+    """Gradient of stft with respect to ``y`` (shape ``batch + (L,)``), given the gradient of its output."""
+    G = complex_grad_tf(grad, y, p, p.output)
+    return spectrum_adjoint(G, p).reshape((*batch, p.length))
+
+
+def istft_adjoint(grad: np.ndarray, p: IstftParams, n_bins: int, frames_in: int) -> np.ndarray:
+    """Adjoint of istft: real (..., out_length) -> complex (..., n_bins, frames_in).
+
+    Frames past ``p.n_frames`` (not used by the forward) get zero gradient.
+    """
+    batch = grad.shape[:-1]
+    g = np.asarray(grad, dtype=p.dtype).reshape(-1, p.out_length)
+    start = p.n_fft // 2 if p.center else 0
+    total = p.n_fft + p.hop_length * (p.n_frames - 1)
+    wsum = _window_sumsquare(p)
+    wsum_out = np.zeros(p.out_length, p.dtype)
+    piece = wsum[start : start + p.out_length]
+    wsum_out[: piece.size] = piece
+    ok = wsum_out > np.finfo(p.dtype).tiny
+    g = np.where(ok, g / np.where(ok, wsum_out, 1), g)
+    # adjoint of "keep samples start .. start + out_length of the overlap-add (zero past its end)"
+    full = np.zeros((g.shape[0], total), p.dtype)
+    kept = max(0, min(p.out_length, total - start))
+    full[:, start : start + kept] = g[:, :kept]
+    frames = frame(full, p.n_fft, p.hop_length, p.n_frames) * p.window.astype(p.dtype)
+    # the forward's irfft has norm "backward" (1 / n_fft)
+    G = c2r_adjoint(frames, n_bins, axis=-1) / p.n_fft
+    out = np.zeros((g.shape[0], n_bins, frames_in), G.dtype)
+    out[:, :, : p.n_frames] = G.swapaxes(-1, -2)
+    return out.reshape((*batch, n_bins, frames_in))
+
+
+def istft_forward(D: np.ndarray, p: IstftParams) -> np.ndarray:
+    """istft on numpy (the CPU kernel of specux.ops.stft)."""
+    from specux.ops.stft import _istft_numpy
+
+    return _istft_numpy(D, p)

@@ -1,0 +1,34 @@
+"""The autocast policy of the specux ops: compute in float32 whatever the surrounding autocast dtype.
+
+Spectral transforms lose too much in half precision (long sums of products, logarithms of small powers), so
+inside ``torch.autocast`` every specux forward op casts its half / bfloat16 floating-point inputs to float32
+and returns float32 (real) or complex64 (complex) results, the policy torch itself applies to its FFTs.
+float64 inputs are left in float64, and complex inputs keep their precision, as torch's own float32-policy ops
+do.
+"""
+
+from __future__ import annotations
+
+import torch
+
+#: the forward ops (backward ops run outside autocast, on the dtypes of the forward)
+FORWARD_OPS = (
+    "specux::c2c",
+    "specux::r2c",
+    "specux::c2r",
+    "specux::stft",
+    "specux::istft",
+    "specux::melspectrogram",
+    "specux::mfcc",
+    "specux::lfcc",
+    "specux::vqt",
+    "specux::cqt",
+    "specux::chroma_stft",
+    "specux::chroma_cqt",
+    "specux::fftconvolve",
+)
+
+
+def register() -> None:
+    for name in FORWARD_OPS:
+        torch.library.register_autocast(name, "cpu", torch.float32)

@@ -1,0 +1,630 @@
+"""``nn.Module`` wrappers of the specux transforms, owning their windows and filter banks as buffers.
+
+Each module takes the keyword arguments of the functional transform it wraps (same names; defaults are read
+from the functional signature, so they live once) and precomputes, at construction, everything that does not
+depend on the signal: the window, the mel / linear / chroma filter bank, the DCT matrix, the constant-Q frame
+weights of every octave. These are registered buffers: they follow ``module.to(device)`` /
+``module.to(dtype)`` and are saved in the ``state_dict``. ``forward`` calls the same ``torch.ops.specux`` op
+as the functional API, with the buffers passed in, so module and function give identical results.
+
+Every module also takes torch's factory keyword ``dtype`` (the buffers' dtype, default
+``torch.get_default_dtype()``): build float64 modules with ``dtype=torch.float64`` to keep the windows and
+banks at full precision (``module.to(torch.float64)`` converts float32-rounded values).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+import specux
+from specux.torch import _ops
+from specux.torch._params import encode_spec
+
+# Buffers are built in float64 and stored in the module's ``dtype`` (torch's factory keyword; default: torch's
+# default dtype, float32 unless changed), as nn.Linear stores its weights. module.to(torch.float64) converts
+# float32 buffers (keeping their float32 rounding); dtype=torch.float64 at construction keeps full precision.
+
+
+def _defaults(fn: Any, skip: tuple[str, ...]) -> dict[str, Any]:
+    return {
+        name: par.default
+        for name, par in inspect.signature(fn).parameters.items()
+        if par.default is not inspect.Parameter.empty and name not in skip
+    }
+
+
+def _merge(cls_name: str, fn: Any, kwargs: dict[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    defaults = _defaults(fn, ("backend", "S", "C", "y", *skip))
+    unknown = sorted(set(kwargs) - set(defaults))
+    if unknown:
+        raise TypeError(
+            f"{cls_name}: unknown argument(s) {', '.join(unknown)}; accepted: {', '.join(defaults)}"
+        )
+    return {**defaults, **kwargs}
+
+
+def _buffer(module: nn.Module, name: str, value: np.ndarray) -> None:
+    dtype = module.buffer_dtype or torch.get_default_dtype()
+    module.register_buffer(name, torch.from_numpy(np.array(value, dtype=np.float64)).to(dtype))
+
+
+def _factory(module: nn.Module, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Take torch's factory keyword ``dtype`` (the buffers' dtype) out of the transform's arguments."""
+    dtype = kwargs.pop("dtype", None)
+    if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise TypeError(
+            f"{type(module).__name__}: dtype must be a floating torch.dtype or None; got {dtype!r}"
+        )
+    module.buffer_dtype = dtype
+    return kwargs
+
+
+def _window_spec(window: Any) -> Any:
+    return window if isinstance(window, (str, tuple, int, float)) else np.asarray(window)
+
+
+class STFT(nn.Module):
+    """Short-time Fourier transform (:func:`specux.stft`) with the window as a buffer.
+
+    Parameters
+    ----------
+    **kwargs
+        Those of :func:`specux.stft` (``n_fft``, ``hop_length``, ``win_length``, ``window``, ``center``,
+        ``pad_mode``, ``output``), with its defaults.
+
+    Buffers: ``window`` (n_fft,), the window centred in ``n_fft`` samples. ``forward(y)``: (..., L) ->
+    (..., 1 + n_fft // 2, n_frames) (``real_imag``: trailing 2). Differentiable; traceable by torch.compile.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        kwargs = _factory(self, kwargs)
+        a = _merge("STFT", specux.stft, kwargs, skip=("dtype",))
+        self.n_fft, self.hop_length, self.win_length = a["n_fft"], a["hop_length"], a["win_length"]
+        self.center, self.pad_mode, self.output = a["center"], a["pad_mode"], a["output"]
+        p = specux.ops.stft.stft_validate(
+            np.zeros(max(self.n_fft, 1)),
+            n_fft=self.n_fft,
+            hop_length=self.hop_length,
+            win_length=self.win_length,
+            window=_window_spec(a["window"]),
+            pad_mode=self.pad_mode,
+            output=self.output,
+        )
+        self.hop_length, self.win_length = p.hop_length, p.win_length
+        _buffer(self, "window", p.window)
+
+    def forward(self, y: Tensor) -> Tensor:
+        return _ops.stft(
+            y,
+            self.window,
+            "boxcar",
+            self.n_fft,
+            self.hop_length,
+            self.win_length,
+            self.center,
+            self.pad_mode,
+            self.output,
+        )
+
+
+class ISTFT(nn.Module):
+    """Inverse STFT (:func:`specux.istft`) with the window as a buffer.
+
+    Parameters
+    ----------
+    n_fft : int
+        FFT length of the spectra to invert (needed to build the window).
+    **kwargs
+        The other arguments of :func:`specux.istft` (``hop_length``, ``win_length``, ``window``, ``center``,
+        ``length``, ``nola``).
+
+    Buffers: ``window`` (n_fft,). ``forward(stft_matrix)``: complex (..., 1 + n_fft // 2, T) -> real (..., L).
+    """
+
+    def __init__(self, n_fft: int, **kwargs: Any) -> None:
+        super().__init__()
+        kwargs = _factory(self, kwargs)
+        a = _merge("ISTFT", specux.istft, kwargs, skip=("dtype", "n_fft"))
+        self.n_fft, self.center, self.length, self.nola = n_fft, a["center"], a["length"], a["nola"]
+        win_length = n_fft if a["win_length"] is None else a["win_length"]
+        self.win_length = win_length
+        self.hop_length = max(win_length // 4, 1) if a["hop_length"] is None else a["hop_length"]
+        from specux._filters.windows import window_for
+
+        _buffer(self, "window", window_for(_window_spec(a["window"]), win_length, n_fft))
+
+    def forward(self, stft_matrix: Tensor, length: int | None = None) -> Tensor:
+        return _ops.istft(
+            stft_matrix,
+            self.window,
+            "boxcar",
+            self.n_fft,
+            self.hop_length,
+            self.win_length,
+            self.center,
+            self.length if length is None else length,
+            self.nola,
+        )
+
+
+def _mel_args(cls_name: str, fn: Any, kwargs: dict[str, Any], skip: tuple[str, ...] = ()) -> tuple[dict, Any]:
+    """Merged arguments and the resolved MelParams (built on a stand-in signal of one frame)."""
+    a = _merge(cls_name, fn, kwargs, skip)
+    from specux.ops.mel import mel_validate, resolve
+
+    n_fft = resolve(a["compat"], "n_fft", a["n_fft"])
+    p = mel_validate(
+        np.zeros(n_fft),
+        from_spectrogram=False,
+        sr=a["sr"],
+        n_fft=a["n_fft"],
+        hop_length=a["hop_length"],
+        win_length=a["win_length"],
+        window=_window_spec(a["window"]),
+        center=a["center"],
+        pad_mode=a["pad_mode"],
+        power=a["power"],
+        n_mels=a["n_mels"],
+        fmin=a["fmin"],
+        fmax=a["fmax"],
+        htk=a["htk"],
+        norm=a["mel_norm"] if "mel_norm" in a else a["norm"],
+        compat=a["compat"],
+        public=cls_name,
+    )
+    return a, p
+
+
+class MelSpectrogram(nn.Module):
+    """Mel spectrogram (:func:`specux.melspectrogram`) with the window and the mel filter bank as buffers.
+
+    Parameters
+    ----------
+    **kwargs
+        Those of :func:`specux.melspectrogram` (``sr``, ``n_fft``, ``hop_length``, ``n_mels``, ``power``,
+        ``fmin``, ``fmax``, ``htk``, ``norm``, ``compat``, ...), with its defaults.
+
+    Buffers: ``window`` (n_fft,), ``mel_basis`` (n_mels, 1 + n_fft // 2). ``forward(y)``: (..., L) ->
+    (..., n_mels, n_frames).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        kwargs = _factory(self, kwargs)
+        a, p = _mel_args("MelSpectrogram", specux.melspectrogram, kwargs)
+        self.args = a
+        self.n_fft, self.hop_length = p.stft.n_fft, p.stft.hop_length
+        self.win_length, self.pad_mode, self.power = p.stft.win_length, p.stft.pad_mode, p.power
+        _buffer(self, "window", p.stft.window)
+        _buffer(self, "mel_basis", p.basis)
+
+    def forward(self, y: Tensor) -> Tensor:
+        a = self.args
+        return _ops.melspectrogram(
+            y,
+            self.window,
+            self.mel_basis,
+            "boxcar",
+            a["sr"],
+            self.n_fft,
+            self.hop_length,
+            self.win_length,
+            a["center"],
+            self.pad_mode,
+            float(self.power),
+            a["n_mels"],
+            float(a["fmin"]),
+            a["fmax"],
+            a["htk"],
+            encode_spec(a["norm"]),
+            a["compat"],
+        )
+
+
+class MFCC(nn.Module):
+    """MFCCs (:func:`specux.mfcc`) with the window, mel filter bank and DCT matrix as buffers.
+
+    Parameters
+    ----------
+    **kwargs
+        Those of :func:`specux.mfcc` (``sr``, ``n_mfcc``, ``dct_type``, ``norm``, ``lifter``, ``n_fft``,
+        ``n_mels``, ``mel_norm``, ``top_db``, ``compat``, ...), with its defaults.
+
+    Buffers: ``window``, ``mel_basis`` (n_mels, F), ``dct`` (n_mfcc, n_mels; lifter folded in).
+    ``forward(y)``: (..., L) -> (..., n_mfcc, n_frames).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        kwargs = _factory(self, kwargs)
+        a, p = _mel_args("MFCC", specux.mfcc, kwargs)
+        from specux.ops.cepstral import dct_matrix
+        from specux.ops.mel import resolve
+
+        self.args = a
+        self.n_mfcc = resolve(a["compat"], "n_mfcc", a["n_mfcc"])
+        self.n_fft, self.hop_length, self.win_length = p.stft.n_fft, p.stft.hop_length, p.stft.win_length
+        self.pad_mode = p.stft.pad_mode
+        _buffer(self, "window", p.stft.window)
+        _buffer(self, "mel_basis", p.basis)
+        _buffer(
+            self,
+            "dct",
+            dct_matrix(self.n_mfcc, p.basis.shape[0], a["dct_type"], a["norm"], float(a["lifter"])),
+        )
+
+    def forward(self, y: Tensor) -> Tensor:
+        a = self.args
+        return _ops.mfcc(
+            y,
+            self.window,
+            self.mel_basis,
+            self.dct,
+            "boxcar",
+            a["sr"],
+            self.n_mfcc,
+            a["dct_type"],
+            a["norm"],
+            float(a["lifter"]),
+            self.n_fft,
+            self.hop_length,
+            self.win_length,
+            a["center"],
+            self.pad_mode,
+            float(a["power"]),
+            a["n_mels"],
+            float(a["fmin"]),
+            a["fmax"],
+            a["htk"],
+            encode_spec(a["mel_norm"]),
+            a["top_db"],
+            a["compat"],
+        )
+
+
+class LFCC(nn.Module):
+    """LFCCs (:func:`specux.lfcc`, torchaudio's LFCC) with the window, linear filter bank and DCT as buffers.
+
+    Parameters
+    ----------
+    **kwargs
+        Those of :func:`specux.lfcc` (``sample_rate``, ``n_filter``, ``n_lfcc``, ``norm``, ``log_lf``,
+        ``n_fft``, ...), with its defaults.
+
+    Buffers: ``window``, ``filter_bank`` (n_filter, F), ``dct`` (n_lfcc, n_filter). ``forward(waveform)``:
+    (..., L) -> (..., n_lfcc, n_frames).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        kwargs = _factory(self, kwargs)
+        a = _merge("LFCC", specux.lfcc, kwargs, skip=("waveform",))
+        from specux._filters.windows import window_for
+        from specux.torch._ops_features import lfcc_params
+
+        probe = torch.zeros(a["n_fft"], dtype=torch.float64)  # a stand-in signal: only shapes are read
+        p = lfcc_params(
+            probe,
+            None,
+            None,
+            None,
+            "boxcar",
+            a["sample_rate"],
+            a["n_filter"],
+            float(a["f_min"]),
+            a["f_max"],
+            a["n_lfcc"],
+            a["dct_type"],
+            a["norm"],
+            a["log_lf"],
+            a["n_fft"],
+            a["win_length"],
+            a["hop_length"],
+            float(a["power"]),
+            a["center"],
+            a["pad_mode"],
+        )
+        self.args = a
+        self.hop_length, self.win_length = p.mel.stft.hop_length, p.mel.stft.win_length
+        _buffer(self, "window", window_for(_window_spec(a["window"]), self.win_length, a["n_fft"]))
+        _buffer(self, "filter_bank", p.mel.basis)
+        _buffer(self, "dct", p.dct)
+
+    def forward(self, waveform: Tensor) -> Tensor:
+        a = self.args
+        return _ops.lfcc(
+            waveform,
+            self.window,
+            self.filter_bank,
+            self.dct,
+            "boxcar",
+            a["sample_rate"],
+            a["n_filter"],
+            float(a["f_min"]),
+            a["f_max"],
+            a["n_lfcc"],
+            a["dct_type"],
+            a["norm"],
+            a["log_lf"],
+            a["n_fft"],
+            self.win_length,
+            self.hop_length,
+            float(a["power"]),
+            a["center"],
+            a["pad_mode"],
+        )
+
+
+class _ConstantQ(nn.Module):
+    """Shared construction of CQT / VQT: the frame weights of every octave as buffers ``weights_<i>``."""
+
+    _fn: Any = None
+    _name = ""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        kwargs = _factory(self, kwargs)
+        a = _merge(self._name, type(self)._fn, kwargs, skip=("dtype",))
+        if a["tuning"] is None:
+            raise ValueError(
+                f"{self._name}: tuning=None (estimated per signal) cannot be precomputed into buffers; give "
+                "a "
+                "number of bins (0.0: A440), or call the functional specux." + self._name.lower()
+            )
+        self.args = a
+        from specux.torch._ops_cq import vqt_params
+
+        probe = torch.zeros(1, dtype=torch.float64)
+        kw = {
+            k: a[k]
+            for k in (
+                "sr",
+                "hop_length",
+                "fmin",
+                "n_bins",
+                "bins_per_octave",
+                "filter_scale",
+                "norm",
+                "sparsity",
+                "scale",
+                "pad_mode",
+                "res_type",
+            )
+        }
+        kw["gamma"] = a.get("gamma", 0.0)
+        _, bases = vqt_params(
+            probe,
+            [],
+            self._name,
+            tuning=a["tuning"],
+            window=self._window(),
+            intervals=self._intervals(),
+            **kw,
+        )
+        self.n_octaves = len(bases)
+        for i, (w, _) in enumerate(bases):
+            _buffer(self, f"weights_{i}", w)
+
+    def _window(self) -> str:
+        w = self.args["window"]
+        return w if isinstance(w, str) else encode_spec(w)
+
+    def _intervals(self) -> list[float] | None:
+        iv = self.args.get("intervals", "equal")
+        return None if isinstance(iv, str) and iv == "equal" else [float(r) for r in iv]
+
+    def weights(self) -> list[Tensor]:
+        return [getattr(self, f"weights_{i}") for i in range(self.n_octaves)]
+
+
+class CQT(_ConstantQ):
+    """Constant-Q transform (:func:`specux.cqt`) with the frame weights of every octave as buffers.
+
+    Parameters
+    ----------
+    **kwargs
+        Those of :func:`specux.cqt`, with its defaults; ``tuning`` must be a number. Gradients need
+        ``res_type=None`` or ``"polyphase"``.
+
+    Buffers: ``weights_0 .. weights_<octaves - 1>`` (n_fft, 2 k), top octave first. ``forward(y)``: (..., n)
+    -> complex (..., n_bins, n_frames).
+    """
+
+    _fn = specux.cqt
+    _name = "CQT"
+
+    def forward(self, y: Tensor) -> Tensor:
+        a = self.args
+        return _ops.cqt(
+            y,
+            self.weights(),
+            float(a["sr"]),
+            a["hop_length"],
+            a["fmin"],
+            a["n_bins"],
+            a["bins_per_octave"],
+            float(a["tuning"]),
+            float(a["filter_scale"]),
+            None if a["norm"] is None else float(a["norm"]),
+            float(a["sparsity"]),
+            self._window(),
+            a["scale"],
+            a["pad_mode"],
+            a["res_type"],
+        )
+
+
+class VQT(_ConstantQ):
+    """Variable-Q transform (:func:`specux.vqt`) with the frame weights of every octave as buffers.
+
+    Parameters
+    ----------
+    **kwargs
+        Those of :func:`specux.vqt`, with its defaults; ``tuning`` must be a number. Gradients need
+        ``res_type=None`` or ``"polyphase"``.
+
+    Buffers: ``weights_0 ..`` as :class:`CQT`. ``forward(y)``: (..., n) -> complex (..., n_bins, n_frames).
+    """
+
+    _fn = specux.vqt
+    _name = "VQT"
+
+    def forward(self, y: Tensor) -> Tensor:
+        a = self.args
+        return _ops.vqt(
+            y,
+            self.weights(),
+            float(a["sr"]),
+            a["hop_length"],
+            a["fmin"],
+            a["n_bins"],
+            self._intervals(),
+            None if a["gamma"] is None else float(a["gamma"]),
+            a["bins_per_octave"],
+            float(a["tuning"]),
+            float(a["filter_scale"]),
+            None if a["norm"] is None else float(a["norm"]),
+            float(a["sparsity"]),
+            self._window(),
+            a["scale"],
+            a["pad_mode"],
+            a["res_type"],
+        )
+
+
+class Chroma(nn.Module):
+    """Chromagram from an STFT (:func:`specux.chroma_stft`) or a CQT (:func:`specux.chroma_cqt`).
+
+    Parameters
+    ----------
+    source : {"stft", "cqt"}
+        Which transform the chroma is folded from.
+    **kwargs
+        Those of :func:`specux.chroma_stft` or :func:`specux.chroma_cqt`, with their defaults. ``tuning=None``
+        (their default) is estimated from each signal, so no chroma bank can be precomputed; give a number to
+        have the bank (``"stft"``) or the octave weights (``"cqt"``) as buffers.
+
+    Buffers: ``"stft"``: ``window`` and, with a numeric tuning, ``chroma_bank`` (n_chroma, F); ``"cqt"``:
+    ``weights_<i>`` per octave (numeric tuning) and ``fold`` (n_chroma, n_bins). ``forward(y)``: (..., n) ->
+    (..., n_chroma, n_frames).
+    """
+
+    def __init__(self, source: str = "stft", **kwargs: Any) -> None:
+        super().__init__()
+        kwargs = _factory(self, kwargs)
+        if source not in ("stft", "cqt"):
+            raise ValueError(f"Chroma: source must be 'stft' or 'cqt'; got {source!r}")
+        self.source = source
+        fn = specux.chroma_stft if source == "stft" else specux.chroma_cqt
+        a = _merge("Chroma", fn, kwargs)
+        self.args = a
+        self.weight_names: list[str] = []
+        if source == "stft":
+            self._init_stft(a)
+        else:
+            self._init_cqt(a)
+
+    def _init_stft(self, a: dict[str, Any]) -> None:
+        from specux._filters.chroma import chroma as chroma_filter
+        from specux._filters.windows import window_for
+
+        win = a["n_fft"] if a["win_length"] is None else a["win_length"]
+        _buffer(self, "window", window_for(_window_spec(a["window"]), win, a["n_fft"]))
+        self.register_buffer("chroma_bank", None)
+        if a["tuning"] is not None:
+            _buffer(
+                self,
+                "chroma_bank",
+                chroma_filter(
+                    sr=a["sr"],
+                    n_fft=a["n_fft"],
+                    tuning=a["tuning"],
+                    n_chroma=a["n_chroma"],
+                    ctroct=a["ctroct"],
+                    octwidth=a["octwidth"],
+                    base_c=a["base_c"],
+                ),
+            )
+
+    def _init_cqt(self, a: dict[str, Any]) -> None:
+        from specux._filters.constant_q import cq_to_chroma
+        from specux.torch._ops_cq import _chroma_cqt_parts
+
+        if a["cqt_mode"] != "full":
+            raise ValueError(f"Chroma: cqt_mode must be 'full'; got {a['cqt_mode']!r}")
+        bpo = a["n_chroma"] if a["bins_per_octave"] is None else a["bins_per_octave"]
+        _buffer(
+            self,
+            "fold",
+            cq_to_chroma(
+                a["n_octaves"] * bpo,
+                bins_per_octave=bpo,
+                n_chroma=a["n_chroma"],
+                fmin=a["fmin"],
+                window=a["window"],
+            ),
+        )
+        if a["tuning"] is not None:
+            probe = torch.zeros(1, dtype=torch.float64)
+            _, bases, _ = _chroma_cqt_parts(
+                probe,
+                [],
+                None,
+                float(a["sr"]),
+                a["hop_length"],
+                a["fmin"],
+                float(a["tuning"]),
+                a["n_chroma"],
+                a["n_octaves"],
+                a["bins_per_octave"],
+                a["res_type"],
+            )
+            for i, (w, _) in enumerate(bases):
+                _buffer(self, f"weights_{i}", w)
+                self.weight_names.append(f"weights_{i}")
+
+    def forward(self, y: Tensor) -> Tensor:
+        a = self.args
+        tuning = None if a["tuning"] is None else float(a["tuning"])
+        norm = None if a["norm"] is None else float(a["norm"])
+        if self.source == "stft":
+            return _ops.chroma_stft(
+                y,
+                self.window,
+                self.chroma_bank,
+                "boxcar",
+                float(a["sr"]),
+                norm,
+                a["n_fft"],
+                a["hop_length"],
+                a["win_length"],
+                a["center"],
+                a["pad_mode"],
+                tuning,
+                a["n_chroma"],
+                float(a["ctroct"]),
+                None if a["octwidth"] is None else float(a["octwidth"]),
+                a["base_c"],
+            )
+        weights = [getattr(self, n) for n in self.weight_names]
+        return _ops.chroma_cqt(
+            y,
+            weights,
+            self.fold,
+            float(a["sr"]),
+            a["hop_length"],
+            a["fmin"],
+            norm,
+            float(a["threshold"]),
+            tuning,
+            a["n_chroma"],
+            a["n_octaves"],
+            a["bins_per_octave"],
+            a["res_type"],
+        )

@@ -1,0 +1,761 @@
+"""``specux::vqt``, ``specux::cqt``, ``specux::chroma_stft``, ``specux::chroma_cqt`` and their backward ops.
+
+The per-octave frame weights (vqt / cqt / chroma_cqt) and the chroma filter bank (chroma_stft) may be passed
+as tensors (the ``nn.Module`` wrappers own them as buffers); otherwise they are derived from the arguments as
+the functional API derives them. ``tuning=None`` estimates the tuning from the signal inside the op (a
+piecewise-constant choice of filters, so it adds nothing to the gradient). Gradients of the constant-Q family
+need ``res_type=None`` or ``"polyphase"``; see :mod:`specux.torch._adjoint_cq`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from specux._filters.chroma import chroma as chroma_filter
+from specux._filters.constant_q import cq_to_chroma
+from specux._normalize import normalize
+from specux.ops.cqt import VqtParams, validate_vqt, vqt_plan
+from specux.ops.stft import _stft_numpy
+from specux.torch import _adjoint_cq
+from specux.torch._adjoint_features import normalize_backward, power_grad
+from specux.torch._adjoint_stft import spectrum_adjoint, spectrum_tf
+from specux.torch._convert import check_cpu, complex_of, numpy_of, tensor_of
+from specux.torch._params import decode_spec, is_fake, stft_params
+
+# --- parameters ---------------------------------------------------------------------------------------------
+
+
+def _signal(y: Tensor, public: str) -> tuple[np.ndarray, bool]:
+    """The numpy signal, or a one-sample stand-in of the same dtype for a fake tensor (shapes only)."""
+    if is_fake(y):
+        if y.dtype not in (torch.float32, torch.float64):
+            raise TypeError(f"{public}: y must be float32 or float64; got dtype {y.dtype}")
+        return np.zeros(1, dtype=str(y.dtype).removeprefix("torch.")), True
+    return numpy_of(y), False
+
+
+def vqt_params(
+    y: Tensor, weights: list[Tensor], public: str, *, tuning: float | None, window: str, intervals, **kw
+) -> tuple[VqtParams, list[tuple[np.ndarray, int]]]:
+    """Validated parameters and per-octave (weights, n_fft); weight tensors, when given, replace the derived
+    ones."""
+    x, fake = _signal(y, public)
+    _, p = validate_vqt(
+        x,
+        public,
+        tuning=0.0 if (fake and tuning is None) else tuning,
+        window=decode_spec(window),
+        intervals="equal" if intervals is None else intervals,
+        dtype=None,
+        **kw,
+    )
+    bases = _adjoint_cq.octave_bases(p, vqt_plan(p))
+    if weights:
+        if len(weights) != len(bases):
+            raise ValueError(f"{public}: {len(bases)} octave weight tensors are needed; got {len(weights)}")
+        given = []
+        for i, (t, (w, n_fft)) in enumerate(zip(weights, bases)):
+            if tuple(t.shape) != w.shape:
+                raise ValueError(f"{public}: weights[{i}] must have shape {w.shape}; got {tuple(t.shape)}")
+            given.append((w if is_fake(t) else numpy_of(t), n_fft))
+        bases = given
+    return p, bases
+
+
+def _vqt_kw(
+    sr,
+    hop_length,
+    fmin,
+    n_bins,
+    gamma,
+    bins_per_octave,
+    filter_scale,
+    norm,
+    sparsity,
+    scale,
+    pad_mode,
+    res_type,
+) -> dict:
+    return dict(
+        sr=sr,
+        hop_length=hop_length,
+        fmin=fmin,
+        n_bins=n_bins,
+        gamma=gamma,
+        bins_per_octave=bins_per_octave,
+        filter_scale=filter_scale,
+        norm=norm,
+        sparsity=sparsity,
+        scale=scale,
+        pad_mode=pad_mode,
+        res_type=res_type,
+    )
+
+
+# --- vqt / cqt ----------------------------------------------------------------------------------------------
+
+
+def _vqt_impl(
+    y,
+    weights,
+    public,
+    sr,
+    hop_length,
+    fmin,
+    n_bins,
+    intervals,
+    gamma,
+    bins_per_octave,
+    tuning,
+    filter_scale,
+    norm,
+    sparsity,
+    window,
+    scale,
+    pad_mode,
+    res_type,
+) -> Tensor:
+    check_cpu(y, public)
+    p, bases = vqt_params(
+        y,
+        weights,
+        public,
+        tuning=tuning,
+        window=window,
+        intervals=intervals,
+        **_vqt_kw(
+            sr,
+            hop_length,
+            fmin,
+            n_bins,
+            gamma,
+            bins_per_octave,
+            filter_scale,
+            norm,
+            sparsity,
+            scale,
+            pad_mode,
+            res_type,
+        ),
+    )
+    x = numpy_of(y)
+    return tensor_of(_adjoint_cq.forward(x, p, bases), x)
+
+
+def _vqt_fake(
+    y,
+    weights,
+    public,
+    sr,
+    hop_length,
+    fmin,
+    n_bins,
+    intervals,
+    gamma,
+    bins_per_octave,
+    tuning,
+    filter_scale,
+    norm,
+    sparsity,
+    window,
+    scale,
+    pad_mode,
+    res_type,
+) -> Tensor:
+    p, bases = vqt_params(
+        y,
+        weights,
+        public,
+        tuning=tuning,
+        window=window,
+        intervals=intervals,
+        **_vqt_kw(
+            sr,
+            hop_length,
+            fmin,
+            n_bins,
+            gamma,
+            bins_per_octave,
+            filter_scale,
+            norm,
+            sparsity,
+            scale,
+            pad_mode,
+            res_type,
+        ),
+    )
+    T = _adjoint_cq.n_frames(int(y.shape[-1]), vqt_plan(p), bases)
+    return y.new_empty((*y.shape[:-1], p.n_bins, T), dtype=complex_of(y.dtype))
+
+
+@torch.library.custom_op("specux::vqt", mutates_args=(), device_types="cpu")
+def vqt(
+    y: Tensor,
+    weights: list[Tensor],
+    sr: float,
+    hop_length: int,
+    fmin: float | None,
+    n_bins: int,
+    intervals: list[float] | None,
+    gamma: float | None,
+    bins_per_octave: int,
+    tuning: float | None,
+    filter_scale: float,
+    norm: float | None,
+    sparsity: float,
+    window: str,
+    scale: bool,
+    pad_mode: str,
+    res_type: str | None,
+) -> Tensor:
+    """specux.vqt of a CPU tensor (see :func:`specux.vqt`); ``intervals=None`` is "equal"; ``weights`` (one
+    (n_fft, 2 k) tensor per octave, top octave first) may replace the derived frame weights (empty:
+    derive)."""
+    return _vqt_impl(
+        y,
+        weights,
+        "vqt",
+        sr,
+        hop_length,
+        fmin,
+        n_bins,
+        intervals,
+        gamma,
+        bins_per_octave,
+        tuning,
+        filter_scale,
+        norm,
+        sparsity,
+        window,
+        scale,
+        pad_mode,
+        res_type,
+    )
+
+
+@vqt.register_fake
+def _(y, weights, *args):
+    return _vqt_fake(y, weights, "vqt", *args)
+
+
+@torch.library.custom_op("specux::cqt", mutates_args=(), device_types="cpu")
+def cqt(
+    y: Tensor,
+    weights: list[Tensor],
+    sr: float,
+    hop_length: int,
+    fmin: float | None,
+    n_bins: int,
+    bins_per_octave: int,
+    tuning: float | None,
+    filter_scale: float,
+    norm: float | None,
+    sparsity: float,
+    window: str,
+    scale: bool,
+    pad_mode: str,
+    res_type: str | None,
+) -> Tensor:
+    """specux.cqt of a CPU tensor: :func:`vqt` with ``gamma=0`` and equal-tempered bins."""
+    return _vqt_impl(
+        y,
+        weights,
+        "cqt",
+        sr,
+        hop_length,
+        fmin,
+        n_bins,
+        None,
+        0.0,
+        bins_per_octave,
+        tuning,
+        filter_scale,
+        norm,
+        sparsity,
+        window,
+        scale,
+        pad_mode,
+        res_type,
+    )
+
+
+@cqt.register_fake
+def _(y, weights, sr, hop_length, fmin, n_bins, bins_per_octave, *rest):
+    return _vqt_fake(y, weights, "cqt", sr, hop_length, fmin, n_bins, None, 0.0, bins_per_octave, *rest)
+
+
+@torch.library.custom_op("specux::vqt_backward", mutates_args=(), device_types="cpu")
+def vqt_backward(
+    grad: Tensor,
+    y: Tensor,
+    weights: list[Tensor],
+    sr: float,
+    hop_length: int,
+    fmin: float | None,
+    n_bins: int,
+    intervals: list[float] | None,
+    gamma: float | None,
+    bins_per_octave: int,
+    tuning: float | None,
+    filter_scale: float,
+    norm: float | None,
+    sparsity: float,
+    window: str,
+    scale: bool,
+    pad_mode: str,
+    res_type: str | None,
+) -> Tensor:
+    """Gradient of specux::vqt (and of specux::cqt, with ``gamma=0``) with respect to ``y``: the adjoint."""
+    p, bases = vqt_params(
+        y,
+        weights,
+        "vqt",
+        tuning=tuning,
+        window=window,
+        intervals=intervals,
+        **_vqt_kw(
+            sr,
+            hop_length,
+            fmin,
+            n_bins,
+            gamma,
+            bins_per_octave,
+            filter_scale,
+            norm,
+            sparsity,
+            scale,
+            pad_mode,
+            res_type,
+        ),
+    )
+    g = numpy_of(grad)
+    return tensor_of(_adjoint_cq.adjoint(g, int(y.shape[-1]), p, bases), g)
+
+
+@vqt_backward.register_fake
+def _(grad, y, *args):
+    return torch.empty_like(y, memory_format=torch.contiguous_format)
+
+
+def _vqt_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0], *inputs[1])
+    ctx.args = inputs[2:]
+    ctx.n_weights = len(inputs[1])
+    ctx.n_inputs = len(inputs)
+
+
+def _vqt_grad(ctx, grad):
+    y, *weights = ctx.saved_tensors
+    if ctx.needs_input_grad[1]:
+        raise RuntimeError("specux vqt / cqt: gradients with respect to the octave weights are not computed")
+    gy = vqt_backward(grad.contiguous(), y, weights, *ctx.args) if ctx.needs_input_grad[0] else None
+    return (gy, [None] * ctx.n_weights) + (None,) * (ctx.n_inputs - 2)
+
+
+def _cqt_grad(ctx, grad):
+    y, *weights = ctx.saved_tensors
+    if ctx.needs_input_grad[1]:
+        raise RuntimeError("specux cqt: gradients with respect to the octave weights are not computed")
+    sr, hop, fmin, n_bins, bpo, *rest = ctx.args
+    gy = vqt_backward(grad.contiguous(), y, weights, sr, hop, fmin, n_bins, None, 0.0, bpo, *rest)
+    return (gy if ctx.needs_input_grad[0] else None, [None] * ctx.n_weights) + (None,) * (ctx.n_inputs - 2)
+
+
+vqt.register_autograd(_vqt_grad, setup_context=_vqt_setup)
+cqt.register_autograd(_cqt_grad, setup_context=_vqt_setup)
+
+
+def _vqt_backward_setup(ctx, inputs, output):
+    ctx.save_for_backward(*inputs[2])
+    ctx.n_weights = len(inputs[2])
+    ctx.args = inputs[3:]
+    ctx.n_inputs = len(inputs)
+    ctx.y_dtype = inputs[1].dtype
+
+
+def _vqt_backward_grad(ctx, gg):
+    weights = list(ctx.saved_tensors)
+    # the transform is linear (no resampling, or the polyphase one): the backward of its adjoint is itself
+    ggrad = vqt(gg.to(ctx.y_dtype).contiguous(), weights, *ctx.args) if ctx.needs_input_grad[0] else None
+    return (ggrad, None, [None] * ctx.n_weights) + (None,) * (ctx.n_inputs - 3)
+
+
+vqt_backward.register_autograd(_vqt_backward_grad, setup_context=_vqt_backward_setup)
+
+
+# --- chroma_stft --------------------------------------------------------------------------------------------
+
+
+def _chroma_stft_parts(
+    y,
+    window,
+    bank,
+    window_spec,
+    sr,
+    n_fft,
+    hop_length,
+    win_length,
+    center,
+    pad_mode,
+    tuning,
+    n_chroma,
+    ctroct,
+    octwidth,
+    base_c,
+):
+    """(stft params, power spectrogram or None for fake input, bank (n_chroma, F) float)."""
+    p = stft_params(
+        y,
+        window,
+        window_spec,
+        n_fft,
+        hop_length,
+        win_length,
+        center,
+        pad_mode,
+        "magnitude",
+        public="chroma_stft",
+    )
+    F = p.n_fft // 2 + 1
+    if bank is not None and (bank.dim() != 2 or tuple(bank.shape) != (n_chroma, F)):
+        raise ValueError(
+            f"chroma_stft: bank tensor must have shape ({n_chroma}, {F}); got {tuple(bank.shape)}"
+        )
+    if is_fake(y):
+        return p, None, np.zeros((n_chroma, F))
+    x = numpy_of(y)
+    mag = _stft_numpy(x, p)
+    power = mag**2  # the magnitude first, then the power, as the functional API computes it
+    if bank is not None:
+        return p, power, numpy_of(bank)
+    if tuning is None:
+        from specux.ops.tuning import estimate_tuning
+
+        tuning = estimate_tuning(S=power, sr=sr, bins_per_octave=n_chroma)
+    B = chroma_filter(
+        sr=sr,
+        n_fft=p.n_fft,
+        tuning=tuning,
+        n_chroma=n_chroma,
+        ctroct=ctroct,
+        octwidth=octwidth,
+        base_c=base_c,
+    )
+    return p, power, B
+
+
+@torch.library.custom_op("specux::chroma_stft", mutates_args=(), device_types="cpu")
+def chroma_stft(
+    y: Tensor,
+    window: Tensor | None,
+    bank: Tensor | None,
+    window_spec: str,
+    sr: float,
+    norm: float | None,
+    n_fft: int,
+    hop_length: int,
+    win_length: int | None,
+    center: bool,
+    pad_mode: str,
+    tuning: float | None,
+    n_chroma: int,
+    ctroct: float,
+    octwidth: float | None,
+    base_c: bool,
+) -> Tensor:
+    """specux.chroma_stft of a signal tensor (see :func:`specux.chroma_stft`); ``bank`` replaces the derived
+    chroma filter bank (then ``tuning`` and the bank's shape arguments are not used)."""
+    check_cpu(y, "chroma_stft")
+    _, power, B = _chroma_stft_parts(
+        y,
+        window,
+        bank,
+        window_spec,
+        sr,
+        n_fft,
+        hop_length,
+        win_length,
+        center,
+        pad_mode,
+        tuning,
+        n_chroma,
+        ctroct,
+        octwidth,
+        base_c,
+    )
+    raw = np.matmul(B.astype(np.result_type(B.dtype, power.dtype), copy=False), power)
+    return tensor_of(normalize(raw, norm=norm, axis=-2))
+
+
+@chroma_stft.register_fake
+def _(
+    y,
+    window,
+    bank,
+    window_spec,
+    sr,
+    norm,
+    n_fft,
+    hop_length,
+    win_length,
+    center,
+    pad_mode,
+    tuning,
+    n_chroma,
+    ctroct,
+    octwidth,
+    base_c,
+):
+    p, _, _ = _chroma_stft_parts(
+        y,
+        window,
+        bank,
+        window_spec,
+        sr,
+        n_fft,
+        hop_length,
+        win_length,
+        center,
+        pad_mode,
+        tuning,
+        n_chroma,
+        ctroct,
+        octwidth,
+        base_c,
+    )
+    return y.new_empty((*y.shape[:-1], n_chroma, p.n_frames))
+
+
+@torch.library.custom_op("specux::chroma_stft_backward", mutates_args=(), device_types="cpu")
+def chroma_stft_backward(
+    grad: Tensor,
+    y: Tensor,
+    window: Tensor | None,
+    bank: Tensor | None,
+    window_spec: str,
+    sr: float,
+    norm: float | None,
+    n_fft: int,
+    hop_length: int,
+    win_length: int | None,
+    center: bool,
+    pad_mode: str,
+    tuning: float | None,
+    n_chroma: int,
+    ctroct: float,
+    octwidth: float | None,
+    base_c: bool,
+) -> Tensor:
+    """Gradient of specux::chroma_stft with respect to ``y``."""
+    p, power, B = _chroma_stft_parts(
+        y,
+        window,
+        bank,
+        window_spec,
+        sr,
+        n_fft,
+        hop_length,
+        win_length,
+        center,
+        pad_mode,
+        tuning,
+        n_chroma,
+        ctroct,
+        octwidth,
+        base_c,
+    )
+    Bc = B.astype(np.result_type(B.dtype, power.dtype), copy=False)
+    raw = np.matmul(Bc, power)
+    g_raw = normalize_backward(raw, numpy_of(grad), norm, axis=-2)
+    gP = np.matmul(Bc.T, g_raw).astype(power.dtype, copy=False)  # (..., F, T)
+    x = numpy_of(y)
+    X = spectrum_tf(x, p)  # (B, T, F)
+    gX = power_grad(X, gP.reshape(-1, *gP.shape[-2:]).swapaxes(-1, -2), 2.0)
+    return tensor_of(spectrum_adjoint(gX, p).reshape(x.shape).astype(p.dtype, copy=False), x)
+
+
+@chroma_stft_backward.register_fake
+def _(grad, y, *args):
+    return torch.empty_like(y, memory_format=torch.contiguous_format)
+
+
+# --- chroma_cqt ---------------------------------------------------------------------------------------------
+
+#: the constant-Q settings chroma_cqt uses (those of its cqt call in the functional API)
+_CQT_FIXED = dict(filter_scale=1.0, norm=1.0, sparsity=0.01, scale=True, pad_mode="constant", gamma=0.0)
+
+
+def _chroma_cqt_parts(
+    y, weights, fold, sr, hop_length, fmin, tuning, n_chroma, n_octaves, bins_per_octave, res_type
+):
+    if n_chroma <= 0 or n_octaves <= 0:
+        raise ValueError(f"chroma_cqt: n_chroma and n_octaves must be positive; got {n_chroma}, {n_octaves}")
+    bpo = n_chroma if bins_per_octave is None else bins_per_octave
+    if bpo % n_chroma != 0:
+        raise ValueError(
+            f"chroma_cqt: bins_per_octave={bpo} must be an integer multiple of n_chroma={n_chroma}"
+        )
+    p, bases = vqt_params(
+        y,
+        weights,
+        "chroma_cqt",
+        tuning=tuning,
+        window="hann",
+        intervals=None,
+        sr=sr,
+        hop_length=hop_length,
+        fmin=fmin,
+        n_bins=n_octaves * bpo,
+        bins_per_octave=bpo,
+        res_type=res_type,
+        **_CQT_FIXED,
+    )
+    if fold is not None:
+        if tuple(fold.shape) != (n_chroma, p.n_bins):
+            raise ValueError(
+                f"chroma_cqt: fold tensor must have shape ({n_chroma}, {p.n_bins}); got {tuple(fold.shape)}"
+            )
+        M = None if is_fake(fold) else numpy_of(fold)
+    else:
+        M = cq_to_chroma(p.n_bins, bins_per_octave=bpo, n_chroma=n_chroma, fmin=fmin, window=None)
+    return p, bases, M
+
+
+def _fold(M: np.ndarray, mag: np.ndarray) -> np.ndarray:
+    return np.matmul(M.astype(np.result_type(M.dtype, mag.dtype), copy=False), mag)
+
+
+@torch.library.custom_op("specux::chroma_cqt", mutates_args=(), device_types="cpu")
+def chroma_cqt(
+    y: Tensor,
+    weights: list[Tensor],
+    fold: Tensor | None,
+    sr: float,
+    hop_length: int,
+    fmin: float | None,
+    norm: float | None,
+    threshold: float,
+    tuning: float | None,
+    n_chroma: int,
+    n_octaves: int,
+    bins_per_octave: int | None,
+    res_type: str | None,
+) -> Tensor:
+    """specux.chroma_cqt of a signal tensor (see :func:`specux.chroma_cqt`); ``fold`` (n_chroma, n_bins) may
+    replace the derived folding matrix (e.g. one built with a ``window``)."""
+    check_cpu(y, "chroma_cqt")
+    p, bases, M = _chroma_cqt_parts(
+        y, weights, fold, sr, hop_length, fmin, tuning, n_chroma, n_octaves, bins_per_octave, res_type
+    )
+    C = _adjoint_cq.forward(numpy_of(y), p, bases)
+    chroma = _fold(M, np.abs(C))
+    chroma[chroma < threshold] = 0.0
+    return tensor_of(normalize(chroma, norm=norm, axis=-2))
+
+
+@chroma_cqt.register_fake
+def _(
+    y,
+    weights,
+    fold,
+    sr,
+    hop_length,
+    fmin,
+    norm,
+    threshold,
+    tuning,
+    n_chroma,
+    n_octaves,
+    bins_per_octave,
+    res_type,
+):
+    p, bases, _ = _chroma_cqt_parts(
+        y, weights, fold, sr, hop_length, fmin, tuning, n_chroma, n_octaves, bins_per_octave, res_type
+    )
+    T = _adjoint_cq.n_frames(int(y.shape[-1]), vqt_plan(p), bases)
+    return y.new_empty((*y.shape[:-1], n_chroma, T))
+
+
+@torch.library.custom_op("specux::chroma_cqt_backward", mutates_args=(), device_types="cpu")
+def chroma_cqt_backward(
+    grad: Tensor,
+    y: Tensor,
+    weights: list[Tensor],
+    fold: Tensor | None,
+    sr: float,
+    hop_length: int,
+    fmin: float | None,
+    norm: float | None,
+    threshold: float,
+    tuning: float | None,
+    n_chroma: int,
+    n_octaves: int,
+    bins_per_octave: int | None,
+    res_type: str | None,
+) -> Tensor:
+    """Gradient of specux::chroma_cqt with respect to ``y`` (needs ``res_type`` None or "polyphase")."""
+    p, bases, M = _chroma_cqt_parts(
+        y, weights, fold, sr, hop_length, fmin, tuning, n_chroma, n_octaves, bins_per_octave, res_type
+    )
+    _adjoint_cq.check_differentiable(p, "chroma_cqt")
+    x = numpy_of(y)
+    C = _adjoint_cq.forward(x, p, bases)
+    mag = np.abs(C)
+    chroma = _fold(M, mag)
+    kept = chroma >= threshold
+    chroma[~kept] = 0.0
+    g = normalize_backward(chroma, numpy_of(grad), norm, axis=-2) * kept
+    gmag = np.matmul(M.astype(g.dtype, copy=False).T, g).astype(mag.dtype, copy=False)
+    gC = np.where(mag > 0, gmag * C / np.where(mag > 0, mag, 1), 0)
+    return tensor_of(_adjoint_cq.adjoint(gC, x.shape[-1], p, bases).astype(x.dtype, copy=False), x)
+
+
+@chroma_cqt_backward.register_fake
+def _(grad, y, *args):
+    return torch.empty_like(y, memory_format=torch.contiguous_format)
+
+
+# --- autograd of the chroma ops -----------------------------------------------------------------------------
+
+
+def _chroma_stft_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0], inputs[1], inputs[2])
+    ctx.args = inputs[3:]
+
+
+def _chroma_stft_grad(ctx, grad):
+    y, window, bank = ctx.saved_tensors
+    if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
+        raise RuntimeError("specux chroma_stft: gradients with respect to the window / bank are not computed")
+    gy = (
+        chroma_stft_backward(grad.contiguous(), y, window, bank, *ctx.args)
+        if ctx.needs_input_grad[0]
+        else None
+    )
+    return (gy,) + (None,) * 15
+
+
+chroma_stft.register_autograd(_chroma_stft_grad, setup_context=_chroma_stft_setup)
+
+
+def _chroma_cqt_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0], inputs[2], *inputs[1])
+    ctx.n_weights = len(inputs[1])
+    ctx.args = inputs[3:]
+
+
+def _chroma_cqt_grad(ctx, grad):
+    y, fold, *weights = ctx.saved_tensors
+    if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
+        raise RuntimeError("specux chroma_cqt: gradients with respect to the weights / fold are not computed")
+    gy = (
+        chroma_cqt_backward(grad.contiguous(), y, weights, fold, *ctx.args)
+        if ctx.needs_input_grad[0]
+        else None
+    )
+    return (gy, [None] * ctx.n_weights) + (None,) * 11
+
+
+chroma_cqt.register_autograd(_chroma_cqt_grad, setup_context=_chroma_cqt_setup)

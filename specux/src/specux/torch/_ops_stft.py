@@ -1,0 +1,268 @@
+"""``specux::stft`` and ``specux::istft`` with their backward ops (CPU kernels in NumPy).
+
+The backward of each op is an op of its own (``specux::stft_backward``, ``specux::istft_backward``) that runs
+the analytic adjoint. Both transforms are linear in their input for the ``complex`` and ``real_imag`` outputs
+of stft and for istft, so each backward op is differentiable again: its own backward is the forward op, which
+makes ``gradgradcheck`` pass. The ``power`` output is quadratic: its backward is bilinear in (gradient,
+signal) and differentiable again through the same ops. ``magnitude`` is not differentiable twice at zero; its
+backward raises if differentiated a second time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+from torch import Tensor
+
+from specux import _validate
+from specux.ops.stft import _stft_numpy
+from specux.torch import _adjoint_stft
+from specux.torch._convert import check_cpu, complex_of, numpy_of, real_of, tensor_of
+from specux.torch._params import decode_spec, same_dtype, stft_out_shape, stft_params, window_array
+
+LINEAR_OUTPUTS = ("complex", "real_imag")
+#: outputs whose backward op is differentiable again (power is quadratic in y)
+TWICE_DIFFERENTIABLE = (*LINEAR_OUTPUTS, "power")
+
+
+def _no_window_grad(ctx, index: int, public: str) -> None:
+    if ctx.needs_input_grad[index]:
+        raise RuntimeError(
+            f"specux {public}: gradients with respect to the window are not computed; pass a window that "
+            "does "
+            "not require grad (the signal's gradient is)"
+        )
+
+
+# --- stft ---------------------------------------------------------------------------------------------------
+
+
+@torch.library.custom_op("specux::stft", mutates_args=(), device_types="cpu")
+def stft(
+    y: Tensor,
+    window: Tensor | None,
+    window_spec: str,
+    n_fft: int,
+    hop_length: int | None,
+    win_length: int | None,
+    center: bool,
+    pad_mode: str,
+    output: str,
+) -> Tensor:
+    """specux.stft on a CPU tensor (see :func:`specux.stft`); ``window`` (a tensor) overrides
+    ``window_spec``."""
+    check_cpu(y, "stft")
+    same_dtype(y, window, "stft", "window")
+    p = stft_params(y, window, window_spec, n_fft, hop_length, win_length, center, pad_mode, output)
+    x = numpy_of(y)
+    return tensor_of(_stft_numpy(x, p), x)
+
+
+@stft.register_fake
+def _(y, window, window_spec, n_fft, hop_length, win_length, center, pad_mode, output):
+    p = stft_params(y, window, window_spec, n_fft, hop_length, win_length, center, pad_mode, output)
+    shape, dtype = stft_out_shape(y, p)
+    return y.new_empty(shape, dtype=dtype)
+
+
+@torch.library.custom_op("specux::stft_backward", mutates_args=(), device_types="cpu")
+def stft_backward(
+    grad: Tensor,
+    y: Tensor,
+    window: Tensor | None,
+    window_spec: str,
+    n_fft: int,
+    hop_length: int | None,
+    win_length: int | None,
+    center: bool,
+    pad_mode: str,
+    output: str,
+) -> Tensor:
+    """Gradient of specux::stft with respect to ``y`` (the analytic adjoint; ``y`` is read only for the
+    ``magnitude`` and ``power`` outputs)."""
+    p = stft_params(y, window, window_spec, n_fft, hop_length, win_length, center, pad_mode, output)
+    g = numpy_of(grad)
+    x = numpy_of(y) if output not in LINEAR_OUTPUTS else None
+    batch = tuple(y.shape[:-1])
+    return tensor_of(_adjoint_stft.stft_backward(g, x, p, batch).astype(p.dtype, copy=False), g, x)
+
+
+@stft_backward.register_fake
+def _(grad, y, window, window_spec, n_fft, hop_length, win_length, center, pad_mode, output):
+    return torch.empty_like(y, memory_format=torch.contiguous_format)
+
+
+def _stft_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0], inputs[1])
+    ctx.args = inputs[2:]
+
+
+def _stft_grad(ctx, grad):
+    y, window = ctx.saved_tensors
+    _no_window_grad(ctx, 1, "stft")
+    gy = stft_backward(grad.contiguous(), y, window, *ctx.args) if ctx.needs_input_grad[0] else None
+    return gy, None, None, None, None, None, None, None, None
+
+
+stft.register_autograd(_stft_grad, setup_context=_stft_setup)
+
+
+def _stft_backward_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0], inputs[1], inputs[2])
+    ctx.args = inputs[3:]
+
+
+def _stft_backward_grad(ctx, gg):
+    grad, y, window = ctx.saved_tensors
+    output = ctx.args[-1]
+    gg = gg.contiguous()
+    if output in LINEAR_OUTPUTS:
+        # the backward of a linear map is its adjoint; the adjoint's own backward is the map itself
+        ggrad = stft(gg, window, *ctx.args) if ctx.needs_input_grad[0] else None
+        return ggrad, None, None, None, None, None, None, None, None, None
+    if output != "power":
+        raise RuntimeError(
+            f"specux stft: the double backward of output={output!r} is not available (|X| is not "
+            f"differentiable twice at X = 0); twice-differentiable outputs: {', '.join(TWICE_DIFFERENTIABLE)}"
+        )
+    # power: backward(g, y) = A^T(2 g . A y) with A the complex stft, bilinear in (g, y):
+    # d/dg = 2 Re(conj(A gg) . A y), d/dy = A^T(2 g . A gg) = backward(g, gg)
+    complex_args = (*ctx.args[:-1], "complex")
+    ggrad = gy = None
+    if ctx.needs_input_grad[0]:
+        H = stft(gg, window, *complex_args)
+        X = stft(y, window, *complex_args)
+        ggrad = 2.0 * (H.real * X.real + H.imag * X.imag)
+    if ctx.needs_input_grad[1]:
+        gy = stft_backward(grad, gg, window, *ctx.args)
+    return ggrad, gy, None, None, None, None, None, None, None, None
+
+
+stft_backward.register_autograd(_stft_backward_grad, setup_context=_stft_backward_setup)
+
+
+# --- istft --------------------------------------------------------------------------------------------------
+
+
+def istft_params(
+    D: Tensor,
+    window: Tensor | None,
+    window_spec: str,
+    n_fft: int | None,
+    hop_length: int | None,
+    win_length: int | None,
+    center: bool,
+    length: int | None,
+    nola: str,
+) -> _validate.IstftParams:
+    precision = _validate.real_dtype(D, "istft", "stft_matrix", allow_complex=True)
+    if not D.dtype.is_complex:
+        raise TypeError(f"istft: stft_matrix must be complex64 or complex128; got {D.dtype}")
+    spec = "boxcar" if window is not None else decode_spec(window_spec)
+    p = _validate.istft_params(
+        tuple(int(s) for s in D.shape),
+        precision,
+        hop_length=hop_length,
+        win_length=win_length,
+        n_fft=n_fft,
+        window=spec,
+        center=center,
+        length=length,
+        nola=nola,
+    )
+    w = window_array(window, p.win_length, p.n_fft, "istft")
+    return p if w is None else dataclasses.replace(p, window=w)
+
+
+@torch.library.custom_op("specux::istft", mutates_args=(), device_types="cpu")
+def istft(
+    stft_matrix: Tensor,
+    window: Tensor | None,
+    window_spec: str,
+    n_fft: int | None,
+    hop_length: int | None,
+    win_length: int | None,
+    center: bool,
+    length: int | None,
+    nola: str,
+) -> Tensor:
+    """specux.istft on a complex CPU tensor (see :func:`specux.istft`); real output of the input's
+    precision."""
+    check_cpu(stft_matrix, "istft")
+    if window is not None:
+        same_dtype(
+            stft_matrix.real if stft_matrix.dtype.is_complex else stft_matrix, window, "istft", "window"
+        )
+    p = istft_params(stft_matrix, window, window_spec, n_fft, hop_length, win_length, center, length, nola)
+    D = numpy_of(stft_matrix)
+    return tensor_of(_adjoint_stft.istft_forward(D, p), D)
+
+
+@istft.register_fake
+def _(stft_matrix, window, window_spec, n_fft, hop_length, win_length, center, length, nola):
+    p = istft_params(stft_matrix, window, window_spec, n_fft, hop_length, win_length, center, length, nola)
+    shape = (*stft_matrix.shape[:-2], p.out_length)
+    return stft_matrix.new_empty(shape, dtype=real_of(stft_matrix.dtype))
+
+
+@torch.library.custom_op("specux::istft_backward", mutates_args=(), device_types="cpu")
+def istft_backward(
+    grad: Tensor,
+    stft_matrix: Tensor,
+    window: Tensor | None,
+    window_spec: str,
+    n_fft: int | None,
+    hop_length: int | None,
+    win_length: int | None,
+    center: bool,
+    length: int | None,
+    nola: str,
+) -> Tensor:
+    """Gradient of specux::istft with respect to ``stft_matrix`` (its adjoint; only the shape of
+    ``stft_matrix`` is read)."""
+    p = istft_params(stft_matrix, window, window_spec, n_fft, hop_length, win_length, center, length, nola)
+    g = numpy_of(grad)
+    n_bins, frames = int(stft_matrix.shape[-2]), int(stft_matrix.shape[-1])
+    out = _adjoint_stft.istft_adjoint(g, p, n_bins, frames)
+    return tensor_of(out.astype(str(stft_matrix.dtype).removeprefix("torch."), copy=False), g)
+
+
+@istft_backward.register_fake
+def _(grad, stft_matrix, window, window_spec, n_fft, hop_length, win_length, center, length, nola):
+    return torch.empty_like(stft_matrix, memory_format=torch.contiguous_format)
+
+
+def _istft_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0], inputs[1])
+    ctx.args = inputs[2:]
+
+
+def _istft_grad(ctx, grad):
+    D, window = ctx.saved_tensors
+    _no_window_grad(ctx, 1, "istft")
+    gD = istft_backward(grad.contiguous(), D, window, *ctx.args) if ctx.needs_input_grad[0] else None
+    return gD, None, None, None, None, None, None, None, None
+
+
+istft.register_autograd(_istft_grad, setup_context=_istft_setup)
+
+
+def _istft_backward_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[2])
+    ctx.args = inputs[3:]
+    ctx.d_dtype = inputs[1].dtype
+
+
+def _istft_backward_grad(ctx, gg):
+    (window,) = ctx.saved_tensors
+    # istft is linear: the backward of its adjoint is istft itself
+    ggrad = (
+        istft(gg.to(complex_of(ctx.d_dtype)).contiguous(), window, *ctx.args)
+        if ctx.needs_input_grad[0]
+        else None
+    )
+    return ggrad, None, None, None, None, None, None, None, None, None
+
+
+istft_backward.register_autograd(_istft_backward_grad, setup_context=_istft_backward_setup)
