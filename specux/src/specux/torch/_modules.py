@@ -419,6 +419,20 @@ class _ConstantQ(nn.Module):
         iv = self.args.get("intervals", "equal")
         return None if isinstance(iv, str) and iv == "equal" else [float(r) for r in iv]
 
+    def _op_tail(self) -> tuple:
+        """The op arguments from ``tuning`` on, the same for specux::cqt and specux::vqt."""
+        a = self.args
+        return (
+            float(a["tuning"]),
+            float(a["filter_scale"]),
+            None if a["norm"] is None else float(a["norm"]),
+            float(a["sparsity"]),
+            self._window(),
+            a["scale"],
+            a["pad_mode"],
+            a["res_type"],
+        )
+
     def weights(self) -> list[Tensor]:
         return [getattr(self, f"weights_{i}") for i in range(self.n_octaves)]
 
@@ -449,14 +463,7 @@ class CQT(_ConstantQ):
             a["fmin"],
             a["n_bins"],
             a["bins_per_octave"],
-            float(a["tuning"]),
-            float(a["filter_scale"]),
-            None if a["norm"] is None else float(a["norm"]),
-            float(a["sparsity"]),
-            self._window(),
-            a["scale"],
-            a["pad_mode"],
-            a["res_type"],
+            *self._op_tail(),
         )
 
 
@@ -487,14 +494,7 @@ class VQT(_ConstantQ):
             self._intervals(),
             None if a["gamma"] is None else float(a["gamma"]),
             a["bins_per_octave"],
-            float(a["tuning"]),
-            float(a["filter_scale"]),
-            None if a["norm"] is None else float(a["norm"]),
-            float(a["sparsity"]),
-            self._window(),
-            a["scale"],
-            a["pad_mode"],
-            a["res_type"],
+            *self._op_tail(),
         )
 
 

@@ -23,6 +23,7 @@ from specux.torch._adjoint_features import normalize_backward, power_grad
 from specux.torch._adjoint_stft import spectrum_adjoint, spectrum_tf
 from specux.torch._convert import check_cpu, complex_of, numpy_of, tensor_of
 from specux.torch._params import decode_spec, is_fake, stft_params
+from specux.torch._signal_op import define_signal_op, like_signal, op_from_signature
 
 # --- parameters ---------------------------------------------------------------------------------------------
 
@@ -64,21 +65,34 @@ def vqt_params(
     return p, bases
 
 
-def _vqt_kw(
+def _vqt_resolve(
+    y,
+    weights,
+    public,
     sr,
     hop_length,
     fmin,
     n_bins,
+    intervals,
     gamma,
     bins_per_octave,
+    tuning,
     filter_scale,
     norm,
     sparsity,
+    window,
     scale,
     pad_mode,
     res_type,
-) -> dict:
-    return dict(
+) -> tuple[VqtParams, list[tuple[np.ndarray, int]]]:
+    """:func:`vqt_params` from the ops' positional arguments (the order of ``specux::vqt``'s schema)."""
+    return vqt_params(
+        y,
+        weights,
+        public,
+        tuning=tuning,
+        window=window,
+        intervals=intervals,
         sr=sr,
         hop_length=hop_length,
         fmin=fmin,
@@ -97,101 +111,25 @@ def _vqt_kw(
 # --- vqt / cqt ----------------------------------------------------------------------------------------------
 
 
-def _vqt_impl(
-    y,
-    weights,
-    public,
-    sr,
-    hop_length,
-    fmin,
-    n_bins,
-    intervals,
-    gamma,
-    bins_per_octave,
-    tuning,
-    filter_scale,
-    norm,
-    sparsity,
-    window,
-    scale,
-    pad_mode,
-    res_type,
-) -> Tensor:
+def _vqt_impl(y, weights, public, *args) -> Tensor:
     check_cpu(y, public)
-    p, bases = vqt_params(
-        y,
-        weights,
-        public,
-        tuning=tuning,
-        window=window,
-        intervals=intervals,
-        **_vqt_kw(
-            sr,
-            hop_length,
-            fmin,
-            n_bins,
-            gamma,
-            bins_per_octave,
-            filter_scale,
-            norm,
-            sparsity,
-            scale,
-            pad_mode,
-            res_type,
-        ),
-    )
+    p, bases = _vqt_resolve(y, weights, public, *args)
     x = numpy_of(y)
     return tensor_of(_adjoint_cq.forward(x, p, bases), x)
 
 
-def _vqt_fake(
-    y,
-    weights,
-    public,
-    sr,
-    hop_length,
-    fmin,
-    n_bins,
-    intervals,
-    gamma,
-    bins_per_octave,
-    tuning,
-    filter_scale,
-    norm,
-    sparsity,
-    window,
-    scale,
-    pad_mode,
-    res_type,
-) -> Tensor:
-    p, bases = vqt_params(
-        y,
-        weights,
-        public,
-        tuning=tuning,
-        window=window,
-        intervals=intervals,
-        **_vqt_kw(
-            sr,
-            hop_length,
-            fmin,
-            n_bins,
-            gamma,
-            bins_per_octave,
-            filter_scale,
-            norm,
-            sparsity,
-            scale,
-            pad_mode,
-            res_type,
-        ),
-    )
+def _vqt_fake(y, weights, public, *args) -> Tensor:
+    p, bases = _vqt_resolve(y, weights, public, *args)
     T = _adjoint_cq.n_frames(int(y.shape[-1]), vqt_plan(p), bases)
     return y.new_empty((*y.shape[:-1], p.n_bins, T), dtype=complex_of(y.dtype))
 
 
-@torch.library.custom_op("specux::vqt", mutates_args=(), device_types="cpu")
-def vqt(
+def _cqt_as_vqt(sr, hop_length, fmin, n_bins, bins_per_octave, *rest) -> tuple:
+    """specux::cqt's arguments after the signal and weights, as specux::vqt's: ``gamma=0``, equal bins."""
+    return (sr, hop_length, fmin, n_bins, None, 0.0, bins_per_octave, *rest)
+
+
+def _vqt_signature(
     y: Tensor,
     weights: list[Tensor],
     sr: float,
@@ -213,35 +151,10 @@ def vqt(
     """specux.vqt of a CPU tensor (see :func:`specux.vqt`); ``intervals=None`` is "equal"; ``weights`` (one
     (n_fft, 2 k) tensor per octave, top octave first) may replace the derived frame weights (empty:
     derive)."""
-    return _vqt_impl(
-        y,
-        weights,
-        "vqt",
-        sr,
-        hop_length,
-        fmin,
-        n_bins,
-        intervals,
-        gamma,
-        bins_per_octave,
-        tuning,
-        filter_scale,
-        norm,
-        sparsity,
-        window,
-        scale,
-        pad_mode,
-        res_type,
-    )
+    raise AssertionError("a signature only")
 
 
-@vqt.register_fake
-def _(y, weights, *args):
-    return _vqt_fake(y, weights, "vqt", *args)
-
-
-@torch.library.custom_op("specux::cqt", mutates_args=(), device_types="cpu")
-def cqt(
+def _cqt_signature(
     y: Tensor,
     weights: list[Tensor],
     sr: float,
@@ -259,84 +172,44 @@ def cqt(
     res_type: str | None,
 ) -> Tensor:
     """specux.cqt of a CPU tensor: :func:`vqt` with ``gamma=0`` and equal-tempered bins."""
-    return _vqt_impl(
-        y,
-        weights,
-        "cqt",
-        sr,
-        hop_length,
-        fmin,
-        n_bins,
-        None,
-        0.0,
-        bins_per_octave,
-        tuning,
-        filter_scale,
-        norm,
-        sparsity,
-        window,
-        scale,
-        pad_mode,
-        res_type,
-    )
+    raise AssertionError("a signature only")
 
 
-@cqt.register_fake
-def _(y, weights, sr, hop_length, fmin, n_bins, bins_per_octave, *rest):
-    return _vqt_fake(y, weights, "cqt", sr, hop_length, fmin, n_bins, None, 0.0, bins_per_octave, *rest)
+def _vqt_kernel(y, weights, *args):
+    return _vqt_impl(y, weights, "vqt", *args)
 
 
-@torch.library.custom_op("specux::vqt_backward", mutates_args=(), device_types="cpu")
-def vqt_backward(
-    grad: Tensor,
-    y: Tensor,
-    weights: list[Tensor],
-    sr: float,
-    hop_length: int,
-    fmin: float | None,
-    n_bins: int,
-    intervals: list[float] | None,
-    gamma: float | None,
-    bins_per_octave: int,
-    tuning: float | None,
-    filter_scale: float,
-    norm: float | None,
-    sparsity: float,
-    window: str,
-    scale: bool,
-    pad_mode: str,
-    res_type: str | None,
-) -> Tensor:
-    """Gradient of specux::vqt (and of specux::cqt, with ``gamma=0``) with respect to ``y``: the adjoint."""
-    p, bases = vqt_params(
-        y,
-        weights,
-        "vqt",
-        tuning=tuning,
-        window=window,
-        intervals=intervals,
-        **_vqt_kw(
-            sr,
-            hop_length,
-            fmin,
-            n_bins,
-            gamma,
-            bins_per_octave,
-            filter_scale,
-            norm,
-            sparsity,
-            scale,
-            pad_mode,
-            res_type,
-        ),
-    )
+def _cqt_kernel(y, weights, *args):
+    return _vqt_impl(y, weights, "cqt", *_cqt_as_vqt(*args))
+
+
+def _vqt_backward_kernel(grad, y, weights, *args):
+    p, bases = _vqt_resolve(y, weights, "vqt", *args)
     g = numpy_of(grad)
     return tensor_of(_adjoint_cq.adjoint(g, int(y.shape[-1]), p, bases), g)
 
 
-@vqt_backward.register_fake
-def _(grad, y, *args):
-    return torch.empty_like(y, memory_format=torch.contiguous_format)
+_vqt_kernel.__doc__ = _vqt_signature.__doc__
+_cqt_kernel.__doc__ = _cqt_signature.__doc__
+_vqt_backward_kernel.__doc__ = (
+    "Gradient of specux::vqt (and of specux::cqt, with ``gamma=0``) with respect to ``y``: the adjoint."
+)
+vqt = op_from_signature("vqt", _vqt_signature, _vqt_kernel)
+cqt = op_from_signature("cqt", _cqt_signature, _cqt_kernel)
+vqt_backward = op_from_signature("vqt_backward", _vqt_signature, _vqt_backward_kernel, backward=True)
+
+
+@vqt.register_fake
+def _(y, weights, *args):
+    return _vqt_fake(y, weights, "vqt", *args)
+
+
+@cqt.register_fake
+def _(y, weights, *args):
+    return _vqt_fake(y, weights, "cqt", *_cqt_as_vqt(*args))
+
+
+vqt_backward.register_fake(like_signal)
 
 
 def _vqt_setup(ctx, inputs, output):
@@ -358,8 +231,7 @@ def _cqt_grad(ctx, grad):
     y, *weights = ctx.saved_tensors
     if ctx.needs_input_grad[1]:
         raise RuntimeError("specux cqt: gradients with respect to the octave weights are not computed")
-    sr, hop, fmin, n_bins, bpo, *rest = ctx.args
-    gy = vqt_backward(grad.contiguous(), y, weights, sr, hop, fmin, n_bins, None, 0.0, bpo, *rest)
+    gy = vqt_backward(grad.contiguous(), y, weights, *_cqt_as_vqt(*ctx.args))
     return (gy if ctx.needs_input_grad[0] else None, [None] * ctx.n_weights) + (None,) * (ctx.n_inputs - 2)
 
 
@@ -394,6 +266,7 @@ def _chroma_stft_parts(
     bank,
     window_spec,
     sr,
+    norm,
     n_fft,
     hop_length,
     win_length,
@@ -405,7 +278,8 @@ def _chroma_stft_parts(
     octwidth,
     base_c,
 ):
-    """(stft params, power spectrogram or None for fake input, bank (n_chroma, F) float)."""
+    """(stft params, power spectrogram or None for fake input, bank (n_chroma, F) float, norm) from the op's
+    arguments."""
     p = stft_params(
         y,
         window,
@@ -424,12 +298,12 @@ def _chroma_stft_parts(
             f"chroma_stft: bank tensor must have shape ({n_chroma}, {F}); got {tuple(bank.shape)}"
         )
     if is_fake(y):
-        return p, None, np.zeros((n_chroma, F))
+        return p, None, np.zeros((n_chroma, F)), norm
     x = numpy_of(y)
     mag = _stft_numpy(x, p)
     power = mag**2  # the magnitude first, then the power, as the functional API computes it
     if bank is not None:
-        return p, power, numpy_of(bank)
+        return p, power, numpy_of(bank), norm
     if tuning is None:
         from specux.ops.tuning import estimate_tuning
 
@@ -443,11 +317,10 @@ def _chroma_stft_parts(
         octwidth=octwidth,
         base_c=base_c,
     )
-    return p, power, B
+    return p, power, B, norm
 
 
-@torch.library.custom_op("specux::chroma_stft", mutates_args=(), device_types="cpu")
-def chroma_stft(
+def _chroma_stft_signature(
     y: Tensor,
     window: Tensor | None,
     bank: Tensor | None,
@@ -467,118 +340,37 @@ def chroma_stft(
 ) -> Tensor:
     """specux.chroma_stft of a signal tensor (see :func:`specux.chroma_stft`); ``bank`` replaces the derived
     chroma filter bank (then ``tuning`` and the bank's shape arguments are not used)."""
-    check_cpu(y, "chroma_stft")
-    _, power, B = _chroma_stft_parts(
-        y,
-        window,
-        bank,
-        window_spec,
-        sr,
-        n_fft,
-        hop_length,
-        win_length,
-        center,
-        pad_mode,
-        tuning,
-        n_chroma,
-        ctroct,
-        octwidth,
-        base_c,
-    )
+    raise AssertionError("a signature only")
+
+
+def _chroma_stft_forward(x, parts):
+    _, power, B, norm = parts
     raw = np.matmul(B.astype(np.result_type(B.dtype, power.dtype), copy=False), power)
-    return tensor_of(normalize(raw, norm=norm, axis=-2))
+    return normalize(raw, norm=norm, axis=-2)
 
 
-@chroma_stft.register_fake
-def _(
-    y,
-    window,
-    bank,
-    window_spec,
-    sr,
-    norm,
-    n_fft,
-    hop_length,
-    win_length,
-    center,
-    pad_mode,
-    tuning,
-    n_chroma,
-    ctroct,
-    octwidth,
-    base_c,
-):
-    p, _, _ = _chroma_stft_parts(
-        y,
-        window,
-        bank,
-        window_spec,
-        sr,
-        n_fft,
-        hop_length,
-        win_length,
-        center,
-        pad_mode,
-        tuning,
-        n_chroma,
-        ctroct,
-        octwidth,
-        base_c,
-    )
-    return y.new_empty((*y.shape[:-1], n_chroma, p.n_frames))
-
-
-@torch.library.custom_op("specux::chroma_stft_backward", mutates_args=(), device_types="cpu")
-def chroma_stft_backward(
-    grad: Tensor,
-    y: Tensor,
-    window: Tensor | None,
-    bank: Tensor | None,
-    window_spec: str,
-    sr: float,
-    norm: float | None,
-    n_fft: int,
-    hop_length: int,
-    win_length: int | None,
-    center: bool,
-    pad_mode: str,
-    tuning: float | None,
-    n_chroma: int,
-    ctroct: float,
-    octwidth: float | None,
-    base_c: bool,
-) -> Tensor:
-    """Gradient of specux::chroma_stft with respect to ``y``."""
-    p, power, B = _chroma_stft_parts(
-        y,
-        window,
-        bank,
-        window_spec,
-        sr,
-        n_fft,
-        hop_length,
-        win_length,
-        center,
-        pad_mode,
-        tuning,
-        n_chroma,
-        ctroct,
-        octwidth,
-        base_c,
-    )
+def _chroma_stft_backward(g, x, parts):
+    p, power, B, norm = parts
     Bc = B.astype(np.result_type(B.dtype, power.dtype), copy=False)
     raw = np.matmul(Bc, power)
-    g_raw = normalize_backward(raw, numpy_of(grad), norm, axis=-2)
+    g_raw = normalize_backward(raw, g, norm, axis=-2)
     gP = np.matmul(Bc.T, g_raw).astype(power.dtype, copy=False)  # (..., F, T)
-    x = numpy_of(y)
     X = spectrum_tf(x, p)  # (B, T, F)
     gX = power_grad(X, gP.reshape(-1, *gP.shape[-2:]).swapaxes(-1, -2), 2.0)
-    return tensor_of(spectrum_adjoint(gX, p).reshape(x.shape).astype(p.dtype, copy=False), x)
+    return spectrum_adjoint(gX, p).reshape(x.shape).astype(p.dtype, copy=False)
 
 
-@chroma_stft_backward.register_fake
-def _(grad, y, *args):
-    return torch.empty_like(y, memory_format=torch.contiguous_format)
+chroma_stft, chroma_stft_backward = define_signal_op(
+    "chroma_stft",
+    _chroma_stft_signature,
+    3,
+    check=lambda y, *args: check_cpu(y, "chroma_stft"),
+    params=_chroma_stft_parts,
+    forward=_chroma_stft_forward,
+    backward=_chroma_stft_backward,
+    out_shape=lambda y, parts: (*y.shape[:-1], parts[2].shape[0], parts[0].n_frames),
+    constants_error="specux chroma_stft: gradients with respect to the window / bank are not computed",
+)
 
 
 # --- chroma_cqt ---------------------------------------------------------------------------------------------
@@ -627,8 +419,7 @@ def _fold(M: np.ndarray, mag: np.ndarray) -> np.ndarray:
     return np.matmul(M.astype(np.result_type(M.dtype, mag.dtype), copy=False), mag)
 
 
-@torch.library.custom_op("specux::chroma_cqt", mutates_args=(), device_types="cpu")
-def chroma_cqt(
+def _chroma_cqt(
     y: Tensor,
     weights: list[Tensor],
     fold: Tensor | None,
@@ -655,50 +446,19 @@ def chroma_cqt(
     return tensor_of(normalize(chroma, norm=norm, axis=-2))
 
 
+chroma_cqt = op_from_signature("chroma_cqt", _chroma_cqt, _chroma_cqt)
+
+
 @chroma_cqt.register_fake
-def _(
-    y,
-    weights,
-    fold,
-    sr,
-    hop_length,
-    fmin,
-    norm,
-    threshold,
-    tuning,
-    n_chroma,
-    n_octaves,
-    bins_per_octave,
-    res_type,
-):
-    p, bases, _ = _chroma_cqt_parts(
-        y, weights, fold, sr, hop_length, fmin, tuning, n_chroma, n_octaves, bins_per_octave, res_type
-    )
+def _(y, weights, fold, sr, hop_length, fmin, norm, threshold, tuning, n_chroma, *rest):
+    p, bases, _ = _chroma_cqt_parts(y, weights, fold, sr, hop_length, fmin, tuning, n_chroma, *rest)
     T = _adjoint_cq.n_frames(int(y.shape[-1]), vqt_plan(p), bases)
     return y.new_empty((*y.shape[:-1], n_chroma, T))
 
 
-@torch.library.custom_op("specux::chroma_cqt_backward", mutates_args=(), device_types="cpu")
-def chroma_cqt_backward(
-    grad: Tensor,
-    y: Tensor,
-    weights: list[Tensor],
-    fold: Tensor | None,
-    sr: float,
-    hop_length: int,
-    fmin: float | None,
-    norm: float | None,
-    threshold: float,
-    tuning: float | None,
-    n_chroma: int,
-    n_octaves: int,
-    bins_per_octave: int | None,
-    res_type: str | None,
-) -> Tensor:
+def _chroma_cqt_backward(grad, y, weights, fold, sr, hop_length, fmin, norm, threshold, *rest) -> Tensor:
     """Gradient of specux::chroma_cqt with respect to ``y`` (needs ``res_type`` None or "polyphase")."""
-    p, bases, M = _chroma_cqt_parts(
-        y, weights, fold, sr, hop_length, fmin, tuning, n_chroma, n_octaves, bins_per_octave, res_type
-    )
+    p, bases, M = _chroma_cqt_parts(y, weights, fold, sr, hop_length, fmin, *rest)
     _adjoint_cq.check_differentiable(p, "chroma_cqt")
     x = numpy_of(y)
     C = _adjoint_cq.forward(x, p, bases)
@@ -712,32 +472,13 @@ def chroma_cqt_backward(
     return tensor_of(_adjoint_cq.adjoint(gC, x.shape[-1], p, bases).astype(x.dtype, copy=False), x)
 
 
-@chroma_cqt_backward.register_fake
-def _(grad, y, *args):
-    return torch.empty_like(y, memory_format=torch.contiguous_format)
+chroma_cqt_backward = op_from_signature(
+    "chroma_cqt_backward", _chroma_cqt, _chroma_cqt_backward, backward=True
+)
+chroma_cqt_backward.register_fake(like_signal)
 
 
-# --- autograd of the chroma ops -----------------------------------------------------------------------------
-
-
-def _chroma_stft_setup(ctx, inputs, output):
-    ctx.save_for_backward(inputs[0], inputs[1], inputs[2])
-    ctx.args = inputs[3:]
-
-
-def _chroma_stft_grad(ctx, grad):
-    y, window, bank = ctx.saved_tensors
-    if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
-        raise RuntimeError("specux chroma_stft: gradients with respect to the window / bank are not computed")
-    gy = (
-        chroma_stft_backward(grad.contiguous(), y, window, bank, *ctx.args)
-        if ctx.needs_input_grad[0]
-        else None
-    )
-    return (gy,) + (None,) * 15
-
-
-chroma_stft.register_autograd(_chroma_stft_grad, setup_context=_chroma_stft_setup)
+# --- autograd of chroma_cqt ---------------------------------------------------------------------------------
 
 
 def _chroma_cqt_setup(ctx, inputs, output):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import torch
 from torch import Tensor
 
 from specux import _validate
@@ -22,8 +21,9 @@ from specux.ops.cepstral import DCT_NORMS, _dct_args, _mfcc_numpy, dct_matrix
 from specux.ops.mel import _melspectrogram_numpy, mel_validate, resolve
 from specux.ops.stft import stft_validate
 from specux.torch import _adjoint_features
-from specux.torch._convert import check_cpu, numpy_of, tensor_of
+from specux.torch._convert import check_cpu, numpy_of
 from specux.torch._params import decode_spec, is_fake, same_dtype, window_array
+from specux.torch._signal_op import define_signal_op
 
 
 def _matrix(t: Tensor | None, rows: int | None, cols: int, what: str, public: str):
@@ -103,11 +103,38 @@ def _check(y: Tensor, public: str, *tensors: Tensor | None) -> None:
         same_dtype(y, t, public, "a precomputed window / filter bank")
 
 
+_CONSTANTS_ERROR = (
+    "specux {}: gradients with respect to the window / filter bank / DCT tensors are not computed; pass them "
+    "without requires_grad (the signal's gradient is)"
+)
+
+
+def _define(name: str, signature, n_tensors: int, params, forward, backward, out_shape):
+    return define_signal_op(
+        name,
+        signature,
+        n_tensors,
+        check=lambda y, *args: _check(y, name, *args[: n_tensors - 1]),
+        params=params,
+        forward=forward,
+        backward=backward,
+        out_shape=out_shape,
+        constants_error=_CONSTANTS_ERROR.format(name),
+    )
+
+
+def _cepstral_shape(y: Tensor, p: CepstralParams) -> tuple[int, ...]:
+    return (*y.shape[:-1], p.n_coeffs, p.mel.stft.n_frames)
+
+
+def _cepstral_backward(g, x, p: CepstralParams):
+    return _adjoint_features.cepstral_backward(g, x, p).astype(p.mel.dtype, copy=False)
+
+
 # --- melspectrogram -----------------------------------------------------------------------------------------
 
 
-@torch.library.custom_op("specux::melspectrogram", mutates_args=(), device_types="cpu")
-def melspectrogram(
+def _melspectrogram_signature(
     y: Tensor,
     window: Tensor | None,
     basis: Tensor | None,
@@ -128,85 +155,18 @@ def melspectrogram(
 ) -> Tensor:
     """specux.melspectrogram of a signal tensor (see :func:`specux.melspectrogram`); ``norm`` is the bank's
     normalisation as a string (``"auto"``, ``"slaney"``, or a number's repr)."""
-    _check(y, "melspectrogram", window, basis)
-    p = mel_params(
-        y,
-        window,
-        basis,
-        window_spec,
-        sr,
-        n_fft,
-        hop_length,
-        win_length,
-        center,
-        pad_mode,
-        power,
-        n_mels,
-        fmin,
-        fmax,
-        htk,
-        norm,
-        compat,
-    )
-    x = numpy_of(y)
-    return tensor_of(_melspectrogram_numpy(x, p), x)
+    raise AssertionError("a signature only")
 
 
-@melspectrogram.register_fake
-def _(y, window, basis, *args):
-    p = mel_params(y, window, basis, *args)
-    return y.new_empty(_bands_shape(y, p))
-
-
-@torch.library.custom_op("specux::melspectrogram_backward", mutates_args=(), device_types="cpu")
-def melspectrogram_backward(
-    grad: Tensor,
-    y: Tensor,
-    window: Tensor | None,
-    basis: Tensor | None,
-    window_spec: str,
-    sr: float | None,
-    n_fft: int | None,
-    hop_length: int | None,
-    win_length: int | None,
-    center: bool,
-    pad_mode: str | None,
-    power: float,
-    n_mels: int,
-    fmin: float,
-    fmax: float | None,
-    htk: bool | None,
-    norm: str | None,
-    compat: str | None,
-) -> Tensor:
-    """Gradient of specux::melspectrogram with respect to ``y``."""
-    p = mel_params(
-        y,
-        window,
-        basis,
-        window_spec,
-        sr,
-        n_fft,
-        hop_length,
-        win_length,
-        center,
-        pad_mode,
-        power,
-        n_mels,
-        fmin,
-        fmax,
-        htk,
-        norm,
-        compat,
-    )
-    x = numpy_of(y)
-    g = numpy_of(grad)
-    return tensor_of(_adjoint_features.bank_backward(g, x, p).astype(p.dtype, copy=False), x, g)
-
-
-@melspectrogram_backward.register_fake
-def _(grad, y, *args):
-    return torch.empty_like(y, memory_format=torch.contiguous_format)
+melspectrogram, melspectrogram_backward = _define(
+    "melspectrogram",
+    _melspectrogram_signature,
+    3,
+    mel_params,
+    _melspectrogram_numpy,
+    lambda g, x, p: _adjoint_features.bank_backward(g, x, p).astype(p.dtype, copy=False),
+    _bands_shape,
+)
 
 
 # --- mfcc ---------------------------------------------------------------------------------------------------
@@ -274,8 +234,7 @@ def mfcc_params(
     return CepstralParams(mel_p, n_mfcc, dct_type, dct_norm, float(lifter), log, top_db, D)
 
 
-@torch.library.custom_op("specux::mfcc", mutates_args=(), device_types="cpu")
-def mfcc(
+def _mfcc_signature(
     y: Tensor,
     window: Tensor | None,
     basis: Tensor | None,
@@ -301,102 +260,12 @@ def mfcc(
     compat: str | None,
 ) -> Tensor:
     """specux.mfcc of a signal tensor (see :func:`specux.mfcc`; ``dct_norm`` is its ``norm``)."""
-    _check(y, "mfcc", window, basis, dct)
-    p = mfcc_params(
-        y,
-        window,
-        basis,
-        dct,
-        window_spec,
-        sr,
-        n_mfcc,
-        dct_type,
-        dct_norm,
-        lifter,
-        n_fft,
-        hop_length,
-        win_length,
-        center,
-        pad_mode,
-        power,
-        n_mels,
-        fmin,
-        fmax,
-        htk,
-        mel_norm,
-        top_db,
-        compat,
-    )
-    x = numpy_of(y)
-    return tensor_of(_mfcc_numpy(x, p), x)
+    raise AssertionError("a signature only")
 
 
-@mfcc.register_fake
-def _(y, window, basis, dct, *args):
-    p = mfcc_params(y, window, basis, dct, *args)
-    return y.new_empty((*y.shape[:-1], p.n_coeffs, p.mel.stft.n_frames))
-
-
-@torch.library.custom_op("specux::mfcc_backward", mutates_args=(), device_types="cpu")
-def mfcc_backward(
-    grad: Tensor,
-    y: Tensor,
-    window: Tensor | None,
-    basis: Tensor | None,
-    dct: Tensor | None,
-    window_spec: str,
-    sr: float | None,
-    n_mfcc: int | None,
-    dct_type: int,
-    dct_norm: str | None,
-    lifter: float,
-    n_fft: int | None,
-    hop_length: int | None,
-    win_length: int | None,
-    center: bool,
-    pad_mode: str | None,
-    power: float,
-    n_mels: int,
-    fmin: float,
-    fmax: float | None,
-    htk: bool | None,
-    mel_norm: str | None,
-    top_db: float | None,
-    compat: str | None,
-) -> Tensor:
-    """Gradient of specux::mfcc with respect to ``y``."""
-    p = mfcc_params(
-        y,
-        window,
-        basis,
-        dct,
-        window_spec,
-        sr,
-        n_mfcc,
-        dct_type,
-        dct_norm,
-        lifter,
-        n_fft,
-        hop_length,
-        win_length,
-        center,
-        pad_mode,
-        power,
-        n_mels,
-        fmin,
-        fmax,
-        htk,
-        mel_norm,
-        top_db,
-        compat,
-    )
-    x, g = numpy_of(y), numpy_of(grad)
-    return tensor_of(_adjoint_features.cepstral_backward(g, x, p).astype(p.mel.dtype, copy=False), x, g)
-
-
-@mfcc_backward.register_fake
-def _(grad, y, *args):
-    return torch.empty_like(y, memory_format=torch.contiguous_format)
+mfcc, mfcc_backward = _define(
+    "mfcc", _mfcc_signature, 4, mfcc_params, _mfcc_numpy, _cepstral_backward, _cepstral_shape
+)
 
 
 # --- lfcc ---------------------------------------------------------------------------------------------------
@@ -452,8 +321,7 @@ def lfcc_params(
     return CepstralParams(mel_p, n_lfcc, 2, norm, 0.0, "log" if log_lf else "torchaudio_db", 80.0, D)
 
 
-@torch.library.custom_op("specux::lfcc", mutates_args=(), device_types="cpu")
-def lfcc(
+def _lfcc_signature(
     waveform: Tensor,
     window: Tensor | None,
     basis: Tensor | None,
@@ -475,117 +343,9 @@ def lfcc(
     pad_mode: str,
 ) -> Tensor:
     """specux.lfcc of a signal tensor (see :func:`specux.lfcc`)."""
-    _check(waveform, "lfcc", window, basis, dct)
-    p = lfcc_params(
-        waveform,
-        window,
-        basis,
-        dct,
-        window_spec,
-        sample_rate,
-        n_filter,
-        f_min,
-        f_max,
-        n_lfcc,
-        dct_type,
-        norm,
-        log_lf,
-        n_fft,
-        win_length,
-        hop_length,
-        power,
-        center,
-        pad_mode,
-    )
-    x = numpy_of(waveform)
-    return tensor_of(_mfcc_numpy(x, p), x)
+    raise AssertionError("a signature only")
 
 
-@lfcc.register_fake
-def _(waveform, window, basis, dct, *args):
-    p = lfcc_params(waveform, window, basis, dct, *args)
-    return waveform.new_empty((*waveform.shape[:-1], p.n_coeffs, p.mel.stft.n_frames))
-
-
-@torch.library.custom_op("specux::lfcc_backward", mutates_args=(), device_types="cpu")
-def lfcc_backward(
-    grad: Tensor,
-    waveform: Tensor,
-    window: Tensor | None,
-    basis: Tensor | None,
-    dct: Tensor | None,
-    window_spec: str,
-    sample_rate: int,
-    n_filter: int,
-    f_min: float,
-    f_max: float | None,
-    n_lfcc: int,
-    dct_type: int,
-    norm: str | None,
-    log_lf: bool,
-    n_fft: int,
-    win_length: int | None,
-    hop_length: int | None,
-    power: float,
-    center: bool,
-    pad_mode: str,
-) -> Tensor:
-    """Gradient of specux::lfcc with respect to ``waveform``."""
-    p = lfcc_params(
-        waveform,
-        window,
-        basis,
-        dct,
-        window_spec,
-        sample_rate,
-        n_filter,
-        f_min,
-        f_max,
-        n_lfcc,
-        dct_type,
-        norm,
-        log_lf,
-        n_fft,
-        win_length,
-        hop_length,
-        power,
-        center,
-        pad_mode,
-    )
-    x, g = numpy_of(waveform), numpy_of(grad)
-    return tensor_of(_adjoint_features.cepstral_backward(g, x, p).astype(p.mel.dtype, copy=False), x, g)
-
-
-@lfcc_backward.register_fake
-def _(grad, waveform, *args):
-    return torch.empty_like(waveform, memory_format=torch.contiguous_format)
-
-
-# --- autograd -----------------------------------------------------------------------------------------------
-
-
-def _register(forward, backward, n_tensors: int, public: str) -> None:
-    """Autograd of a feature op whose first ``n_tensors`` arguments are tensors (the signal, then
-    constants)."""
-
-    def setup(ctx, inputs, output):
-        ctx.save_for_backward(*inputs[:n_tensors])
-        ctx.args = inputs[n_tensors:]
-        ctx.n_inputs = len(inputs)
-
-    def grad_fn(ctx, grad):
-        saved = ctx.saved_tensors
-        if any(ctx.needs_input_grad[1:n_tensors]):
-            raise RuntimeError(
-                f"specux {public}: gradients with respect to the window / filter bank / DCT tensors are not "
-                "computed; pass them without requires_grad (the signal's gradient is)"
-            )
-        gy = backward(grad.contiguous(), *saved, *ctx.args) if ctx.needs_input_grad[0] else None
-        return (gy,) + (None,) * (ctx.n_inputs - 1)
-
-    forward.register_autograd(grad_fn, setup_context=setup)
-
-
-_register(melspectrogram, melspectrogram_backward, 3, "melspectrogram")
-_register(mfcc, mfcc_backward, 4, "mfcc")
-_register(lfcc, lfcc_backward, 4, "lfcc")
+lfcc, lfcc_backward = _define(
+    "lfcc", _lfcc_signature, 4, lfcc_params, _mfcc_numpy, _cepstral_backward, _cepstral_shape
+)

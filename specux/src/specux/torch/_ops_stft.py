@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import torch
 from torch import Tensor
 
 from specux import _validate
@@ -20,26 +19,24 @@ from specux.ops.stft import _stft_numpy
 from specux.torch import _adjoint_stft
 from specux.torch._convert import check_cpu, complex_of, numpy_of, real_of, tensor_of
 from specux.torch._params import decode_spec, same_dtype, stft_out_shape, stft_params, window_array
+from specux.torch._signal_op import like_signal, op_from_signature, register_autograd
 
 LINEAR_OUTPUTS = ("complex", "real_imag")
 #: outputs whose backward op is differentiable again (power is quadratic in y)
 TWICE_DIFFERENTIABLE = (*LINEAR_OUTPUTS, "power")
 
 
-def _no_window_grad(ctx, index: int, public: str) -> None:
-    if ctx.needs_input_grad[index]:
-        raise RuntimeError(
-            f"specux {public}: gradients with respect to the window are not computed; pass a window that "
-            "does "
-            "not require grad (the signal's gradient is)"
-        )
+def _window_error(public: str) -> str:
+    return (
+        f"specux {public}: gradients with respect to the window are not computed; pass a window that does "
+        "not require grad (the signal's gradient is)"
+    )
 
 
 # --- stft ---------------------------------------------------------------------------------------------------
 
 
-@torch.library.custom_op("specux::stft", mutates_args=(), device_types="cpu")
-def stft(
+def _stft(
     y: Tensor,
     window: Tensor | None,
     window_spec: str,
@@ -59,53 +56,31 @@ def stft(
     return tensor_of(_stft_numpy(x, p), x)
 
 
+stft = op_from_signature("stft", _stft, _stft)
+
+
 @stft.register_fake
-def _(y, window, window_spec, n_fft, hop_length, win_length, center, pad_mode, output):
-    p = stft_params(y, window, window_spec, n_fft, hop_length, win_length, center, pad_mode, output)
+def _(y, window, *args):
+    p = stft_params(y, window, *args)
     shape, dtype = stft_out_shape(y, p)
     return y.new_empty(shape, dtype=dtype)
 
 
-@torch.library.custom_op("specux::stft_backward", mutates_args=(), device_types="cpu")
-def stft_backward(
-    grad: Tensor,
-    y: Tensor,
-    window: Tensor | None,
-    window_spec: str,
-    n_fft: int,
-    hop_length: int | None,
-    win_length: int | None,
-    center: bool,
-    pad_mode: str,
-    output: str,
-) -> Tensor:
+def _stft_backward(grad: Tensor, y: Tensor, window: Tensor | None, *args) -> Tensor:
     """Gradient of specux::stft with respect to ``y`` (the analytic adjoint; ``y`` is read only for the
     ``magnitude`` and ``power`` outputs)."""
-    p = stft_params(y, window, window_spec, n_fft, hop_length, win_length, center, pad_mode, output)
+    p = stft_params(y, window, *args)
     g = numpy_of(grad)
-    x = numpy_of(y) if output not in LINEAR_OUTPUTS else None
+    x = numpy_of(y) if args[-1] not in LINEAR_OUTPUTS else None
     batch = tuple(y.shape[:-1])
     return tensor_of(_adjoint_stft.stft_backward(g, x, p, batch).astype(p.dtype, copy=False), g, x)
 
 
-@stft_backward.register_fake
-def _(grad, y, window, window_spec, n_fft, hop_length, win_length, center, pad_mode, output):
-    return torch.empty_like(y, memory_format=torch.contiguous_format)
+stft_backward = op_from_signature("stft_backward", _stft, _stft_backward, backward=True)
+stft_backward.register_fake(like_signal)
 
 
-def _stft_setup(ctx, inputs, output):
-    ctx.save_for_backward(inputs[0], inputs[1])
-    ctx.args = inputs[2:]
-
-
-def _stft_grad(ctx, grad):
-    y, window = ctx.saved_tensors
-    _no_window_grad(ctx, 1, "stft")
-    gy = stft_backward(grad.contiguous(), y, window, *ctx.args) if ctx.needs_input_grad[0] else None
-    return gy, None, None, None, None, None, None, None, None
-
-
-stft.register_autograd(_stft_grad, setup_context=_stft_setup)
+register_autograd(stft, stft_backward, 2, _window_error("stft"))
 
 
 def _stft_backward_setup(ctx, inputs, output):
@@ -175,8 +150,7 @@ def istft_params(
     return p if w is None else dataclasses.replace(p, window=w)
 
 
-@torch.library.custom_op("specux::istft", mutates_args=(), device_types="cpu")
-def istft(
+def _istft(
     stft_matrix: Tensor,
     window: Tensor | None,
     window_spec: str,
@@ -199,53 +173,31 @@ def istft(
     return tensor_of(_adjoint_stft.istft_forward(D, p), D)
 
 
+istft = op_from_signature("istft", _istft, _istft)
+
+
 @istft.register_fake
-def _(stft_matrix, window, window_spec, n_fft, hop_length, win_length, center, length, nola):
-    p = istft_params(stft_matrix, window, window_spec, n_fft, hop_length, win_length, center, length, nola)
+def _(stft_matrix, window, *args):
+    p = istft_params(stft_matrix, window, *args)
     shape = (*stft_matrix.shape[:-2], p.out_length)
     return stft_matrix.new_empty(shape, dtype=real_of(stft_matrix.dtype))
 
 
-@torch.library.custom_op("specux::istft_backward", mutates_args=(), device_types="cpu")
-def istft_backward(
-    grad: Tensor,
-    stft_matrix: Tensor,
-    window: Tensor | None,
-    window_spec: str,
-    n_fft: int | None,
-    hop_length: int | None,
-    win_length: int | None,
-    center: bool,
-    length: int | None,
-    nola: str,
-) -> Tensor:
+def _istft_backward(grad: Tensor, stft_matrix: Tensor, window: Tensor | None, *args) -> Tensor:
     """Gradient of specux::istft with respect to ``stft_matrix`` (its adjoint; only the shape of
     ``stft_matrix`` is read)."""
-    p = istft_params(stft_matrix, window, window_spec, n_fft, hop_length, win_length, center, length, nola)
+    p = istft_params(stft_matrix, window, *args)
     g = numpy_of(grad)
     n_bins, frames = int(stft_matrix.shape[-2]), int(stft_matrix.shape[-1])
     out = _adjoint_stft.istft_adjoint(g, p, n_bins, frames)
     return tensor_of(out.astype(str(stft_matrix.dtype).removeprefix("torch."), copy=False), g)
 
 
-@istft_backward.register_fake
-def _(grad, stft_matrix, window, window_spec, n_fft, hop_length, win_length, center, length, nola):
-    return torch.empty_like(stft_matrix, memory_format=torch.contiguous_format)
+istft_backward = op_from_signature("istft_backward", _istft, _istft_backward, backward=True)
+istft_backward.register_fake(like_signal)
 
 
-def _istft_setup(ctx, inputs, output):
-    ctx.save_for_backward(inputs[0], inputs[1])
-    ctx.args = inputs[2:]
-
-
-def _istft_grad(ctx, grad):
-    D, window = ctx.saved_tensors
-    _no_window_grad(ctx, 1, "istft")
-    gD = istft_backward(grad.contiguous(), D, window, *ctx.args) if ctx.needs_input_grad[0] else None
-    return gD, None, None, None, None, None, None, None, None
-
-
-istft.register_autograd(_istft_grad, setup_context=_istft_setup)
+register_autograd(istft, istft_backward, 2, _window_error("istft"))
 
 
 def _istft_backward_setup(ctx, inputs, output):
