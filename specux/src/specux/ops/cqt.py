@@ -177,6 +177,45 @@ def _octave_signals(x: np.ndarray, plan: VqtPlan, res_type: str | None):
         yield x
 
 
+def octave_bases(p: VqtParams, plan: VqtPlan) -> list[tuple[np.ndarray, int]]:
+    """(weights (n_fft, 2 k), n_fft) of every octave of ``plan``, top octave first."""
+    bases = []
+    for octave in plan.octaves:
+        # librosa multiplies the basis by sqrt(sr / sr_octave) (the downsampler multiplied the signal by
+        # sqrt(2) per halving); 1 / sqrt(length) is ``scale``
+        column_scale = np.full(octave.freqs.size, np.sqrt(plan.sr / octave.sr))
+        if p.scale:
+            column_scale /= np.sqrt(plan.lengths[octave.rows])
+        bases.append(
+            cqf.vqt_frame_weights(
+                sr=octave.sr,
+                freqs=octave.freqs,
+                alpha=octave.alpha,
+                filter_scale=p.filter_scale,
+                norm=p.norm,
+                sparsity=p.sparsity,
+                window=p.window,
+                gamma=p.gamma,
+                dtype=np.dtype(p.dtype),
+                column_scale=column_scale,
+                # without resampling, the full spectrum: the responses are then the filters' inner products
+                two_sided=p.res_type is None,
+            )
+        )
+    return bases
+
+
+def output_frames(n: int, plan: VqtPlan, bases: list[tuple[np.ndarray, int]]) -> int:
+    """Frames of the output for an ``n``-sample signal: the count of the octave with the fewest frames."""
+    length = math.ceil(n / plan.early_factor) if plan.early_factor > 1 else n
+    counts = []
+    for i, (octave, (_, n_fft)) in enumerate(zip(plan.octaves, bases)):
+        if i > 0 and octave.sr != plan.octaves[i - 1].sr:
+            length = math.ceil(length / 2)
+        counts.append(_n_frames(length, n_fft, octave.hop))
+    return min(counts)
+
+
 def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
     """The CPU implementation: ``y`` (..., n) numpy, float32 / float64 -> (..., n_bins, n_frames) complex."""
     plan = vqt_plan(p)
@@ -195,33 +234,8 @@ def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
         if not p.scale:
             x = x * rdtype.type(np.sqrt(plan.early_factor))
 
-    bases, n_frames, length = [], None, x.shape[-1]
-    for i, octave in enumerate(plan.octaves):
-        if i > 0 and octave.sr != plan.octaves[i - 1].sr:
-            length = math.ceil(length / 2)
-        # librosa multiplies the basis by sqrt(sr / sr_octave) (the downsampler multiplied the signal by
-        # sqrt(2) per halving); 1 / sqrt(length) is ``scale``
-        column_scale = np.full(octave.freqs.size, np.sqrt(plan.sr / octave.sr))
-        if p.scale:
-            column_scale /= np.sqrt(plan.lengths[octave.rows])
-        weights, n_fft = cqf.vqt_frame_weights(
-            sr=octave.sr,
-            freqs=octave.freqs,
-            alpha=octave.alpha,
-            filter_scale=p.filter_scale,
-            norm=p.norm,
-            sparsity=p.sparsity,
-            window=p.window,
-            gamma=p.gamma,
-            dtype=cdtype,
-            column_scale=column_scale,
-            # without resampling, the full spectrum: the responses are then the filters' inner products
-            two_sided=p.res_type is None,
-        )
-        bases.append((weights, n_fft))
-        # the output keeps the frame count of the octave with the fewest frames
-        frames_here = _n_frames(length, n_fft, octave.hop)
-        n_frames = frames_here if n_frames is None else min(n_frames, frames_here)
+    bases = octave_bases(p, plan)
+    n_frames = output_frames(y.shape[-1], plan, bases)
 
     out = np.empty((x.shape[0], p.n_bins, n_frames), dtype=cdtype)
     signals = _octave_signals(x, plan, p.res_type)

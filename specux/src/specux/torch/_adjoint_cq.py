@@ -17,46 +17,9 @@ import math
 import numpy as np
 import scipy.signal
 
-from specux._filters import constant_q as cqf
 from specux._resample import downsample
-from specux.ops.cqt import VqtParams, VqtPlan, _n_frames, _octave_response, vqt_plan
+from specux.ops.cqt import VqtParams, _n_frames, _octave_response, vqt_plan
 from specux.torch._adjoint_frames import overlap_add, unpad
-
-
-def octave_bases(p: VqtParams, plan: VqtPlan) -> list[tuple[np.ndarray, int]]:
-    """(weights (n_fft, 2 k), n_fft) of every octave, top octave first (as vqt_cpu builds them)."""
-    bases = []
-    for octave in plan.octaves:
-        column_scale = np.full(octave.freqs.size, np.sqrt(plan.sr / octave.sr))
-        if p.scale:
-            column_scale /= np.sqrt(plan.lengths[octave.rows])
-        bases.append(
-            cqf.vqt_frame_weights(
-                sr=octave.sr,
-                freqs=octave.freqs,
-                alpha=octave.alpha,
-                filter_scale=p.filter_scale,
-                norm=p.norm,
-                sparsity=p.sparsity,
-                window=p.window,
-                gamma=p.gamma,
-                dtype=np.dtype(p.dtype),
-                column_scale=column_scale,
-                two_sided=p.res_type is None,
-            )
-        )
-    return bases
-
-
-def n_frames(n: int, plan: VqtPlan, bases: list[tuple[np.ndarray, int]]) -> int:
-    """Frames of the output for an ``n``-sample signal (the smallest octave's count)."""
-    length = math.ceil(n / plan.early_factor) if plan.early_factor > 1 else n
-    counts = []
-    for i, (octave, (_, n_fft)) in enumerate(zip(plan.octaves, bases)):
-        if i > 0 and octave.sr != plan.octaves[i - 1].sr:
-            length = math.ceil(length / 2)
-        counts.append(_n_frames(length, n_fft, octave.hop))
-    return min(counts)
 
 
 def forward(y: np.ndarray, p: VqtParams, bases: list[tuple[np.ndarray, int]]) -> np.ndarray:

@@ -16,7 +16,7 @@ from torch import Tensor
 from specux._filters.chroma import chroma as chroma_filter
 from specux._filters.constant_q import cq_to_chroma
 from specux._normalize import normalize
-from specux.ops.cqt import VqtParams, validate_vqt, vqt_plan
+from specux.ops.cqt import VqtParams, octave_bases, output_frames, validate_vqt, vqt_plan
 from specux.ops.stft import _stft_numpy
 from specux.torch import _adjoint_cq
 from specux.torch._adjoint_features import normalize_backward, power_grad
@@ -52,7 +52,7 @@ def vqt_params(
         dtype=None,
         **kw,
     )
-    bases = _adjoint_cq.octave_bases(p, vqt_plan(p))
+    bases = octave_bases(p, vqt_plan(p))
     if weights:
         if len(weights) != len(bases):
             raise ValueError(f"{public}: {len(bases)} octave weight tensors are needed; got {len(weights)}")
@@ -120,7 +120,7 @@ def _vqt_impl(y, weights, public, *args) -> Tensor:
 
 def _vqt_fake(y, weights, public, *args) -> Tensor:
     p, bases = _vqt_resolve(y, weights, public, *args)
-    T = _adjoint_cq.n_frames(int(y.shape[-1]), vqt_plan(p), bases)
+    T = output_frames(int(y.shape[-1]), vqt_plan(p), bases)
     return y.new_empty((*y.shape[:-1], p.n_bins, T), dtype=complex_of(y.dtype))
 
 
@@ -452,7 +452,7 @@ chroma_cqt = op_from_signature("chroma_cqt", _chroma_cqt, _chroma_cqt)
 @chroma_cqt.register_fake
 def _(y, weights, fold, sr, hop_length, fmin, norm, threshold, tuning, n_chroma, *rest):
     p, bases, _ = _chroma_cqt_parts(y, weights, fold, sr, hop_length, fmin, tuning, n_chroma, *rest)
-    T = _adjoint_cq.n_frames(int(y.shape[-1]), vqt_plan(p), bases)
+    T = output_frames(int(y.shape[-1]), vqt_plan(p), bases)
     return y.new_empty((*y.shape[:-1], n_chroma, T))
 
 
