@@ -34,6 +34,8 @@ __all__ = ["VqtParams", "cqt", "vqt", "vqt_cpu", "vqt_plan"]
 #: and multiplied, and of at least _MIN_BLOCK_FRAMES frames so that long frames still make a matrix product
 _BLOCK_SAMPLES = 1 << 16
 _MIN_BLOCK_FRAMES = 64
+#: rows of a batch that one pool task takes through all octaves of the multirate transform
+_ROWS_PER_TASK = 4
 
 
 @dataclass(frozen=True)
@@ -238,23 +240,44 @@ def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
     n_frames = output_frames(y.shape[-1], plan, bases)
 
     out = np.empty((x.shape[0], p.n_bins, n_frames), dtype=cdtype)
-    signals = _octave_signals(x, plan, p.res_type)
-    if len(plan.octaves) == 1:
-        (weights, n_fft), octave = bases[0], plan.octaves[0]
-        _octave_response(next(signals), weights, n_fft, octave.hop, p.pad_mode, n_frames, out[:, octave.rows])
-        return out.reshape(*lead, p.n_bins, n_frames)
-    # Octaves are independent once their signal exists: each product runs on a pool thread (on one BLAS
-    # thread, which also avoids BLAS's thread hand-offs for these small products) while the next octave is
-    # resampled.
-    workers = min(len(plan.octaves), os.cpu_count() or 1)
-    with single_threaded_blas(), concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        jobs = [
-            pool.submit(_octave_response, s, w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows])
-            for s, (w, n_fft), o in zip(signals, bases, plan.octaves)
-        ]
-        for job in jobs:
-            job.result()
+    workers = os.cpu_count() or 1
+    if workers == 1 or (x.shape[0] == 1 and len(plan.octaves) == 1):
+        _rows_response(x, plan, bases, p, n_frames, out)
+    elif x.shape[0] == 1:
+        # One signal: octaves are independent once their signal exists, so each product runs on a pool
+        # thread while the next octave is resampled.
+        pool = concurrent.futures.ThreadPoolExecutor(min(len(plan.octaves), workers))
+        with single_threaded_blas(), pool:
+            jobs = [
+                pool.submit(_octave_response, s, w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows])
+                for s, (w, n_fft), o in zip(_octave_signals(x, plan, p.res_type), bases, plan.octaves)
+            ]
+            for job in jobs:
+                job.result()
+    else:
+        # A batch: pool threads take groups of a few rows through every octave. The resampler runs rows one
+        # at a time (it releases the GIL), so the groups keep all cores busy with no barrier between octaves,
+        # and a group small enough to stay in cache from one octave to the next runs faster than the whole
+        # batch octave by octave (16 x 160000 float32 rows: 17 ms in groups of 4 against 24 ms in halves).
+        tasks = [slice(a, a + _ROWS_PER_TASK) for a in range(0, x.shape[0], _ROWS_PER_TASK)]
+        with single_threaded_blas(), concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            jobs = [pool.submit(_rows_response, x[r], plan, bases, p, n_frames, out[r]) for r in tasks]
+            for job in jobs:
+                job.result()
     return out.reshape(*lead, p.n_bins, n_frames)
+
+
+def _rows_response(
+    x: np.ndarray,
+    plan: VqtPlan,
+    bases: list[tuple[np.ndarray, int]],
+    p: VqtParams,
+    n_frames: int,
+    out: np.ndarray,
+) -> None:
+    """Every octave's responses of rows ``x`` (batch, n) into ``out`` (batch, n_bins, n_frames), in turn."""
+    for s, (w, n_fft), o in zip(_octave_signals(x, plan, p.res_type), bases, plan.octaves):
+        _octave_response(s, w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows])
 
 
 def _check_signal(y: Any, public: str) -> np.ndarray:
@@ -359,8 +382,8 @@ def vqt(
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: yes for torch CPU tensors with
-    res_type None or "polyphase" (the specux custom ops; see docs/specux/torch.md).
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: yes for torch CPU tensors, with every
+    res_type (the specux custom ops; see docs/specux/torch.md).
     torch.compile: yes (one graph node).
     """
     return _vqt_frontend(
@@ -423,8 +446,8 @@ def cqt(
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: yes for torch CPU tensors with
-    res_type None or "polyphase" (the specux custom ops; see docs/specux/torch.md).
+    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: yes for torch CPU tensors, with every
+    res_type (the specux custom ops; see docs/specux/torch.md).
     torch.compile: yes (one graph node).
     """
     return _vqt_frontend(

@@ -4,10 +4,10 @@ The forward is :func:`specux.ops.cqt.vqt_cpu` with the per-octave frame weights 
 ``nn.Module`` can own them as buffers): each octave's response is ``frames(x_octave) @ Wc`` with ``Wc`` the
 weights (real and imaginary parts in interleaved columns) viewed as complex. Without resampling
 (``res_type=None``) every octave reads the same signal, so the transform is linear in ``y`` with adjoint ``sum
-over octaves of unpad(overlap_add(Re(g @ Wc^H)))``. With ``res_type="polyphase"`` the octaves read signals
-downsampled by scipy's ``resample_poly`` (an FIR filter and decimation, linear), whose exact adjoint
-(:func:`polyphase_adjoint`) carries each octave's gradient back up the chain. The soxr resamplers have no
-adjoint here: gradients need ``res_type=None`` or ``"polyphase"``.
+over octaves of unpad(overlap_add(Re(g @ Wc^H)))``. With a resampler (a soxr quality or ``"polyphase"``) the
+octaves read the signal downsampled (early, then by two per octave); every such step is linear, written out in
+:mod:`specux._resample_linear` (measured from libsoxr itself for the soxr qualities), whose adjoint carries
+each octave's gradient back up the chain.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.signal
 
 from specux._resample import downsample
+from specux._resample_linear import downsample_adjoint
 from specux.ops.cqt import VqtParams, _n_frames, _octave_response, vqt_plan
 from specux.torch._adjoint_frames import overlap_add, unpad
 
@@ -46,45 +46,8 @@ def forward(y: np.ndarray, p: VqtParams, bases: list[tuple[np.ndarray, int]]) ->
     return out.reshape(*lead, p.n_bins, T)
 
 
-#: resamplers with an adjoint (None: no resampling)
-DIFFERENTIABLE_RES_TYPES = (None, "polyphase")
-
-
-def check_differentiable(p: VqtParams, public: str) -> None:
-    if p.res_type not in DIFFERENTIABLE_RES_TYPES:
-        raise RuntimeError(
-            f"specux {public}: gradients need res_type=None (every octave at the full rate) or "
-            f"'polyphase' (scipy's FIR resampler, whose adjoint specux has); the {p.res_type!r} resampler "
-            "has no adjoint"
-        )
-
-
-def polyphase_adjoint(g: np.ndarray, n_in: int, factor: int) -> np.ndarray:
-    """Adjoint of :func:`specux._resample.downsample` with ``res_type="polyphase"`` (rows of length ``n_in``).
-
-    The forward is ``sqrt(factor) * resample_poly(x, 1, factor)``: ``y[j] = sum_n h[factor (r + j) - n] x[n]``
-    with scipy's Kaiser-windowed FIR ``h`` (zero-padded in front as scipy pads it) and ``r`` the samples scipy
-    drops; the adjoint ``x[n] = sum_j g[j] h[factor (r + j) - n]`` is an upsample-and-filter with ``h``
-    reversed.
-    """
-    dtype = g.dtype
-    half_len = 10 * factor
-    h = scipy.signal.firwin(2 * half_len + 1, 1.0 / factor, window=("kaiser", 5.0)).astype(dtype)
-    n_pre_pad = factor - half_len % factor
-    h = np.concatenate([np.zeros(n_pre_pad, dtype), h])
-    skip = (half_len + n_pre_pad) // factor
-    lead = np.zeros((g.shape[0], skip), dtype)
-    z = scipy.signal.upfirdn(h[::-1], np.concatenate([lead, g], axis=1), up=factor, axis=-1)
-    start = h.size - 1
-    out = np.zeros((g.shape[0], n_in), dtype)
-    piece = z[:, start : start + n_in]
-    out[:, : piece.shape[1]] = piece
-    return out * dtype.type(np.sqrt(factor))
-
-
 def adjoint(g: np.ndarray, n: int, p: VqtParams, bases: list[tuple[np.ndarray, int]]) -> np.ndarray:
-    """Adjoint of :func:`forward` (res_type None or "polyphase"): complex (..., n_bins, T) -> real (.., n)."""
-    check_differentiable(p, "vqt")
+    """Adjoint of :func:`forward`: complex (..., n_bins, T) -> real (..., n)."""
     plan = vqt_plan(p)
     rdtype = np.finfo(np.dtype(p.dtype)).dtype
     lead = g.shape[:-2]
@@ -109,12 +72,12 @@ def adjoint(g: np.ndarray, n: int, p: VqtParams, bases: list[tuple[np.ndarray, i
     # back up the chain: an octave that halved the rate passes its gradient through the resampler's adjoint
     for i in range(len(grads) - 1, 0, -1):
         if plan.octaves[i].sr != plan.octaves[i - 1].sr:
-            grads[i - 1] = grads[i - 1] + polyphase_adjoint(grads[i], lengths[i - 1], 2)
+            grads[i - 1] = grads[i - 1] + downsample_adjoint(grads[i], lengths[i - 1], 2, p.res_type)
         else:
             grads[i - 1] = grads[i - 1] + grads[i]
     grad = grads[0]
     if plan.early_factor > 1:
         if not p.scale:
             grad = grad * rdtype.type(np.sqrt(plan.early_factor))
-        grad = polyphase_adjoint(grad, n, plan.early_factor)
+        grad = downsample_adjoint(grad, n, plan.early_factor, p.res_type)
     return grad.astype(rdtype, copy=False).reshape(*lead, n)

@@ -443,8 +443,7 @@ class CQT(_ConstantQ):
     Parameters
     ----------
     **kwargs
-        Those of :func:`specux.cqt`, with its defaults; ``tuning`` must be a number. Gradients need
-        ``res_type=None`` or ``"polyphase"``.
+        Those of :func:`specux.cqt`, with its defaults; ``tuning`` must be a number.
 
     Buffers: ``weights_0 .. weights_<octaves - 1>`` (n_fft, 2 k), top octave first. ``forward(y)``: (..., n)
     -> complex (..., n_bins, n_frames).
@@ -473,8 +472,7 @@ class VQT(_ConstantQ):
     Parameters
     ----------
     **kwargs
-        Those of :func:`specux.vqt`, with its defaults; ``tuning`` must be a number. Gradients need
-        ``res_type=None`` or ``"polyphase"``.
+        Those of :func:`specux.vqt`, with its defaults; ``tuning`` must be a number.
 
     Buffers: ``weights_0 ..`` as :class:`CQT`. ``forward(y)``: (..., n) -> complex (..., n_bins, n_frames).
     """

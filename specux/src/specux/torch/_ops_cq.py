@@ -3,8 +3,8 @@
 The per-octave frame weights (vqt / cqt / chroma_cqt) and the chroma filter bank (chroma_stft) may be passed
 as tensors (the ``nn.Module`` wrappers own them as buffers); otherwise they are derived from the arguments as
 the functional API derives them. ``tuning=None`` estimates the tuning from the signal inside the op (a
-piecewise-constant choice of filters, so it adds nothing to the gradient). Gradients of the constant-Q family
-need ``res_type=None`` or ``"polyphase"``; see :mod:`specux.torch._adjoint_cq`.
+piecewise-constant choice of filters, so it adds nothing to the gradient). The constant-Q family is
+differentiable with every resampler; see :mod:`specux.torch._adjoint_cq`.
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ def _vqt_backward_setup(ctx, inputs, output):
 
 def _vqt_backward_grad(ctx, gg):
     weights = list(ctx.saved_tensors)
-    # the transform is linear (no resampling, or the polyphase one): the backward of its adjoint is itself
+    # the transform is linear (with or without resampling): the backward of its adjoint is the transform
     ggrad = vqt(gg.to(ctx.y_dtype).contiguous(), weights, *ctx.args) if ctx.needs_input_grad[0] else None
     return (ggrad, None, [None] * ctx.n_weights) + (None,) * (ctx.n_inputs - 3)
 
@@ -457,9 +457,8 @@ def _(y, weights, fold, sr, hop_length, fmin, norm, threshold, tuning, n_chroma,
 
 
 def _chroma_cqt_backward(grad, y, weights, fold, sr, hop_length, fmin, norm, threshold, *rest) -> Tensor:
-    """Gradient of specux::chroma_cqt with respect to ``y`` (needs ``res_type`` None or "polyphase")."""
+    """Gradient of specux::chroma_cqt with respect to ``y``."""
     p, bases, M = _chroma_cqt_parts(y, weights, fold, sr, hop_length, fmin, *rest)
-    _adjoint_cq.check_differentiable(p, "chroma_cqt")
     x = numpy_of(y)
     C = _adjoint_cq.forward(x, p, bases)
     mag = np.abs(C)

@@ -297,16 +297,6 @@ def _cq_window(window: Any, public: str) -> str:
     raise TypeError(f"{public}: for torch inputs, window must be a name or a (name, parameter) tuple")
 
 
-def _check_resampler_gradient(y: Tensor, res_type: str | None, public: str) -> None:
-    """Refuse, before computing, a gradient through a resampler that has no adjoint (the soxr qualities)."""
-    if res_type not in (None, "polyphase") and y.requires_grad and torch.is_grad_enabled():
-        raise UnsupportedOperationError(
-            f"specux.{public}: gradients need res_type=None (every octave at the full rate) or 'polyphase' "
-            f"(scipy's FIR resampler, which has an adjoint); the {res_type!r} resampler has none. Pass one "
-            "of those, or a tensor that does not require grad"
-        )
-
-
 def _float_or_none(v: Any) -> float | None:
     return None if v is None else float(v)
 
@@ -333,7 +323,6 @@ def vqt(
     backend,
 ):
     _check_backend(y, backend, "vqt", "vqt")
-    _check_resampler_gradient(y, res_type, "vqt")
     iv = None if isinstance(intervals, str) and intervals == "equal" else [float(r) for r in intervals]
     return _ops.vqt(
         _float_signal(y, dtype),
@@ -376,7 +365,6 @@ def cqt(
     backend,
 ):
     _check_backend(y, backend, "cqt", "cqt")
-    _check_resampler_gradient(y, res_type, "cqt")
     return _ops.cqt(
         _float_signal(y, dtype),
         [],
@@ -468,7 +456,6 @@ def chroma_cqt(
             "the C= variant runs on numpy arrays (pass C.detach().numpy())"
         )
     _check_backend(y, backend, "chroma_cqt", "chroma_cqt")
-    _check_resampler_gradient(y, res_type, "chroma_cqt")
     if cqt_mode != "full":
         raise ValueError(
             f"chroma_cqt: cqt_mode must be 'full' (the hybrid transform is not offered); got {cqt_mode!r}"
