@@ -14,12 +14,9 @@ import dataclasses
 
 from torch import Tensor
 
-from specux import _validate
-from specux._filters.linear import linear as linear_bank
 from specux._validate import CepstralParams, MelParams
-from specux.ops.cepstral import DCT_NORMS, _dct_args, _mfcc_numpy, dct_matrix
-from specux.ops.mel import _melspectrogram_numpy, mel_validate, resolve
-from specux.ops.stft import stft_validate
+from specux.ops.cepstral import _mfcc_numpy, lfcc_validate, mfcc_validate
+from specux.ops.mel import _melspectrogram_numpy, mel_validate
 from specux.torch import _adjoint_features
 from specux.torch._convert import check_cpu, numpy_of
 from specux.torch._params import decode_spec, is_fake, same_dtype, window_array
@@ -43,7 +40,7 @@ def _with_tensors(p: MelParams, window: Tensor | None, basis: Tensor | None, pub
     w = window_array(window, stft_p.win_length, stft_p.n_fft, public)
     if w is not None:
         stft_p = dataclasses.replace(stft_p, window=w)
-    b = _matrix(basis, None, stft_p.n_fft // 2 + 1, "basis", public)
+    b = _matrix(basis, p.basis.shape[0], stft_p.n_fft // 2 + 1, "basis", public)
     if basis is not None and b is None:  # fake tensor: only the number of rows matters
         import numpy as np
 
@@ -197,41 +194,39 @@ def mfcc_params(
     top_db,
     compat,
 ) -> CepstralParams:
-    """The mfcc frontend's resolution of its arguments (see :func:`specux.mfcc`), for a signal input."""
-    n_mfcc = _validate.positive_int(resolve(compat, "n_mfcc", n_mfcc), "n_mfcc", "mfcc")
-    _dct_args(dct_type, dct_norm, "mfcc")
-    if not lifter >= 0:
-        raise ValueError(f"mfcc: lifter must be a non-negative number; got {lifter}")
-    if top_db is not None and top_db < 0:
-        raise ValueError(f"mfcc: top_db must be non-negative or None; got {top_db}")
-    mel_p = mel_params(
+    """:func:`specux.ops.cepstral.mfcc_validate` (the functional API's checks and defaults) for a signal, with
+    the window / bank / DCT tensors in place of the derived ones where given."""
+    p = mfcc_validate(
         y,
-        window,
-        basis,
-        window_spec,
-        sr,
-        n_fft,
-        hop_length,
-        win_length,
-        center,
-        pad_mode,
-        power,
-        n_mels,
-        fmin,
-        fmax,
-        htk,
-        mel_norm,
-        compat,
-        public="mfcc",
+        from_spectrogram=False,
+        sr=sr,
+        n_mfcc=n_mfcc,
+        dct_type=dct_type,
+        norm=dct_norm,
+        lifter=lifter,
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        window=decode_spec(window_spec),
+        center=center,
+        pad_mode=pad_mode,
+        power=power,
+        n_mels=n_mels,
+        fmin=fmin,
+        fmax=fmax,
+        htk=htk,
+        mel_norm=decode_spec(mel_norm),
+        top_db=top_db,
+        compat=compat,
     )
-    n_bands = mel_p.basis.shape[0]
-    if n_mfcc > n_bands:
-        raise ValueError(f"mfcc: n_mfcc={n_mfcc} must be <= the number of mel bands ({n_bands})")
-    D = _matrix(dct, n_mfcc, n_bands, "dct", "mfcc")
-    if D is None:
-        D = dct_matrix(n_mfcc, n_bands, dct_type, dct_norm, float(lifter))
-    log = "torchaudio_db" if compat == "torchaudio" else "power_to_db"
-    return CepstralParams(mel_p, n_mfcc, dct_type, dct_norm, float(lifter), log, top_db, D)
+    return _cepstral_with_tensors(p, window, basis, dct, "mfcc")
+
+
+def _cepstral_with_tensors(p: CepstralParams, window, basis, dct, public: str) -> CepstralParams:
+    D = _matrix(dct, *p.dct.shape, "dct", public)
+    return dataclasses.replace(
+        p, mel=_with_tensors(p.mel, window, basis, public), dct=p.dct if D is None else D
+    )
 
 
 def _mfcc_signature(
@@ -292,33 +287,27 @@ def lfcc_params(
     center,
     pad_mode,
 ) -> CepstralParams:
-    """The lfcc frontend's resolution of its arguments (see :func:`specux.lfcc`)."""
-    _validate.choice(dct_type, "dct_type", "lfcc", (2,))
-    _validate.choice(norm, "norm", "lfcc", DCT_NORMS)
-    n_filter = _validate.positive_int(n_filter, "n_filter", "lfcc")
-    n_lfcc = _validate.positive_int(n_lfcc, "n_lfcc", "lfcc")
-    if n_lfcc > n_filter:
-        raise ValueError(f"lfcc: n_lfcc={n_lfcc} must be <= n_filter={n_filter}")
-    if hop_length is None:
-        win = n_fft if win_length is None else win_length
-        hop_length = max(_validate.positive_int(win, "win_length", "lfcc") // 2, 1)
-    stft_p = stft_validate(
+    """:func:`specux.ops.cepstral.lfcc_validate` for a signal, with the window / bank / DCT tensors in place
+    of the derived ones where given."""
+    p = lfcc_validate(
         y,
+        sample_rate=sample_rate,
+        n_filter=n_filter,
+        f_min=f_min,
+        f_max=f_max,
+        n_lfcc=n_lfcc,
+        dct_type=dct_type,
+        norm=norm,
+        log_lf=log_lf,
         n_fft=n_fft,
-        hop_length=hop_length,
         win_length=win_length,
+        hop_length=hop_length,
         window=decode_spec(window_spec),
+        power=power,
         center=center,
         pad_mode=pad_mode,
-        output="complex",
     )
-    power = _validate.positive_float(power, "power", "lfcc")
-    bank = linear_bank(sr=sample_rate, n_fft=n_fft, n_filter=n_filter, f_min=f_min, f_max=f_max)
-    mel_p = _with_tensors(MelParams(stft_p, power, bank, stft_p.dtype), window, basis, "lfcc")
-    D = _matrix(dct, n_lfcc, mel_p.basis.shape[0], "dct", "lfcc")
-    if D is None:
-        D = dct_matrix(n_lfcc, mel_p.basis.shape[0], 2, norm, 0.0)
-    return CepstralParams(mel_p, n_lfcc, 2, norm, 0.0, "log" if log_lf else "torchaudio_db", 80.0, D)
+    return _cepstral_with_tensors(p, window, basis, dct, "lfcc")
 
 
 def _lfcc_signature(
