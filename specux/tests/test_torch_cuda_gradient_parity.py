@@ -48,6 +48,9 @@ OPS = {
     "chroma_stft": ("chroma_stft",),
     "fftconvolve": ("fftconvolve",),
     "rfft": ("r2c",),
+    "fft": ("c2c",),
+    "irfft": ("r2c", "c2r"),
+    "rfft2": ("r2c", "c2c"),
 }
 
 LOSSES = {
@@ -61,6 +64,9 @@ LOSSES = {
     "chroma_stft": lambda x: specux.chroma_stft(x, sr=16000, n_fft=512, tuning=0.0).sum(),
     "fftconvolve": lambda x: specux.fftconvolve(x, x[..., :64], mode="same", axes=-1).pow(2).sum(),
     "rfft": lambda x: specux.fft.rfft(x, norm="ortho").abs().sum(),
+    "fft": lambda x: specux.fft.fft(x, n=1000).abs().pow(2).mean(),
+    "irfft": lambda x: specux.fft.irfft(specux.fft.rfft(x) * 0.5, n=3999).pow(2).sum(),
+    "rfft2": lambda x: specux.fft.rfft2(x.reshape(2, 40, 100)).abs().sum(),
 }
 
 

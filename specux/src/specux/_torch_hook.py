@@ -4,9 +4,10 @@ A public transform decorated with ``@torch_route("stft")`` runs as before for nu
 signal is a torch CPU tensor and ``backend`` is ``"auto"`` or ``"cpu"``, the call goes instead, with every
 argument (defaults included, so they live once, in the public signature), to
 :func:`specux.torch._route.call`, which calls the ``torch.ops.specux`` op: autograd works and
-``torch.compile`` traces it as one node. Other cases (a named GPU or OpenCL backend, a tensor on another
-device) keep the frontend's own path, whose backend rules apply; a tensor there that requires grad is refused
-(that path cannot differentiate), never silently detached.
+``torch.compile`` traces it as one node. The FFT family does the same for float32 / float64 CUDA tensors with
+``"auto"`` or ``"cuda"`` (its ops have CUDA kernels). Other cases (a named GPU or OpenCL backend, a tensor on
+another device, half precision on CUDA) keep the frontend's own path, whose backend rules apply; a tensor
+there that requires grad is refused (that path cannot differentiate), never silently detached.
 
 This module imports neither torch nor :mod:`specux.torch`: the route is imported on the first tensor, when
 torch is necessarily loaded already. The wrapper is plain Python that dynamo traces without graph breaks.
@@ -27,6 +28,23 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: backends under which a torch CPU tensor runs through the torch ops
 ROUTED_BACKENDS = ("auto", "cpu")
+#: on CUDA tensors only the FFT family has torch ops (the cuda backend's kernels), in float32 / float64
+CUDA_ROUTED_BACKENDS = ("auto", "cuda")
+_HALF = ("torch.float16", "torch.bfloat16", "torch.complex32")
+
+
+def routed(op: str, x: Any, backend: Any) -> bool:
+    """Whether the torch tensor ``x`` runs ``op`` through the ``torch.ops.specux`` ops under ``backend``."""
+    if not isinstance(backend, str):
+        return False
+    if x.device.type == "cpu":
+        return backend in ROUTED_BACKENDS
+    return (
+        x.device.type == "cuda"
+        and op.startswith("fft.")
+        and backend in CUDA_ROUTED_BACKENDS
+        and str(x.dtype) not in _HALF
+    )
 
 
 def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F], F]:
@@ -55,12 +73,7 @@ def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F],
                 x = args[pos] if pos is not None and pos < len(args) else kwargs.get(name)
                 if x is not None:
                     break
-            if (
-                _arrays.is_torch(x)
-                and x.device.type == "cpu"
-                and isinstance(backend, str)
-                and backend in ROUTED_BACKENDS
-            ):
+            if _arrays.is_torch(x) and routed(op, x, backend):
                 bound = dict(defaults)
                 bound.update(zip(names, args))
                 bound.update(kwargs)
@@ -71,8 +84,9 @@ def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F],
                 # the frontend's own path detaches: refuse rather than drop the gradient silently
                 raise UnsupportedOperationError(
                     f"specux.{op}: gradients flow through the specux torch ops, which take torch CPU tensors "
-                    f"with backend 'auto' or 'cpu'; got backend={backend!r} and a tensor on {x.device}. Pass "
-                    "x.detach() or call it under torch.no_grad()"
+                    "with backend 'auto' or 'cpu' (and, for specux.fft, float32 / float64 CUDA tensors with "
+                    f"backend 'auto' or 'cuda'); got backend={backend!r} and a {x.dtype} tensor on "
+                    f"{x.device}. Pass x.detach() or call it under torch.no_grad()"
                 )
             return fn(*args, **kwargs)
 

@@ -9,6 +9,11 @@ Every transform of :mod:`specux.fft` is one or more of these along single axes, 
   stand for a conjugate pair), whose adjoint is ``c2r`` again.
 
 So every op here is differentiable any number of times.
+
+Each op has a CPU kernel (the cpu backend, NumPy) and a CUDA kernel (the cuda backend's NVRTC-compiled FFTs,
+run on the tensor's own device and stream). The two adjoints that are not themselves a primitive are written
+in terms of the other primitive and a per-bin weight (:func:`r2c_adjoint_via_c2r`,
+:func:`c2r_adjoint_via_r2c`), so the CUDA backward uses the same generated kernels as the forward.
 """
 
 from __future__ import annotations
@@ -23,6 +28,34 @@ from specux.torch._convert import check_cpu, complex_of, numpy_of, real_of, tens
 
 def _cpu():
     return registry.get("cpu")
+
+
+def _cuda():
+    return registry.get("cuda")  # raises BackendUnavailableError with the reason when it cannot run
+
+
+def _pair_weights(n: int, axis: int, ndim: int, like: Tensor) -> Tensor:
+    """Weights of the ``n // 2 + 1`` one-sided bins of an ``n``-point real signal, shaped to broadcast along
+    ``axis``: 2 for the bins that stand for a conjugate pair, 1 for bin 0 and (even ``n``) bin ``n / 2``."""
+    w = torch.full((n // 2 + 1,), 2.0, dtype=real_of(like.dtype), device=like.device)
+    w[0] = 1.0
+    if n % 2 == 0:
+        w[-1] = 1.0
+    shape = [1] * ndim
+    shape[axis] = n // 2 + 1
+    return w.reshape(shape)
+
+
+def r2c_adjoint_via_c2r(backend, grad: Tensor, axis: int, n: int, scale: float) -> Tensor:
+    """``scale * Re(F^H grad)`` as ``c2r(grad / w)``: ``c2r`` counts each paired bin twice and reads only the
+    real part of the bins that are their own pair, exactly as ``Re(F^H .)`` does."""
+    return backend.c2r(grad / _pair_weights(n, axis, grad.dim(), grad), axis, n, scale)
+
+
+def c2r_adjoint_via_r2c(backend, grad: Tensor, axis: int, scale: float) -> Tensor:
+    """``scale * w * rfft(grad)``, the adjoint of ``c2r``."""
+    n = grad.shape[axis]
+    return backend.r2c(grad, axis, scale) * _pair_weights(n, axis, grad.dim(), grad)
 
 
 def _axis(x: Tensor, dim: int, op: str) -> int:
@@ -50,6 +83,12 @@ def c2c(x: Tensor, dim: int, inverse: bool, scale: float) -> Tensor:
     _check_dtype(x, _COMPLEX, "c2c")
     a = numpy_of(x)
     return tensor_of(_cpu().c2c(a, _axis(x, dim, "c2c"), inverse, scale), a)
+
+
+@c2c.register_kernel("cuda")
+def _(x, dim, inverse, scale):
+    _check_dtype(x, _COMPLEX, "c2c")
+    return _cuda().c2c(x, _axis(x, dim, "c2c"), inverse, scale)
 
 
 @c2c.register_fake
@@ -85,6 +124,12 @@ def r2c(x: Tensor, dim: int, scale: float) -> Tensor:
     return tensor_of(_cpu().r2c(a, _axis(x, dim, "r2c"), scale), a)
 
 
+@r2c.register_kernel("cuda")
+def _(x, dim, scale):
+    _check_dtype(x, _REAL, "r2c")
+    return _cuda().r2c(x, _axis(x, dim, "r2c"), scale)
+
+
 @r2c.register_fake
 def _(x, dim, scale):
     _check_dtype(x, _REAL, "r2c")
@@ -102,6 +147,12 @@ def r2c_backward(grad: Tensor, dim: int, n: int, scale: float) -> Tensor:
     if scale != 1.0:
         out *= scale
     return tensor_of(out.astype(g.real.dtype, copy=False), g)
+
+
+@r2c_backward.register_kernel("cuda")
+def _(grad, dim, n, scale):
+    _check_dtype(grad, _COMPLEX, "r2c_backward")
+    return r2c_adjoint_via_c2r(_cuda(), grad, _axis(grad, dim, "r2c_backward"), n, scale)
 
 
 @r2c_backward.register_fake
@@ -133,6 +184,11 @@ def _r2c_backward_grad(ctx, gg):
 r2c_backward.register_autograd(_r2c_backward_grad, setup_context=_r2c_backward_setup)
 
 
+def _check_bins(x: Tensor, axis: int, n: int, dim: int) -> None:
+    if x.shape[axis] != n // 2 + 1:
+        raise ValueError(f"specux::c2r: n={n} needs {n // 2 + 1} bins along dim {dim}; got {x.shape[axis]}")
+
+
 @torch.library.custom_op("specux::c2r", mutates_args=(), device_types="cpu")
 def c2r(x: Tensor, dim: int, n: int, scale: float) -> Tensor:
     """Inverse one-sided DFT: ``n // 2 + 1`` bins along ``dim`` -> ``n`` real points, times ``scale``
@@ -140,10 +196,17 @@ def c2r(x: Tensor, dim: int, n: int, scale: float) -> Tensor:
     check_cpu(x, "c2r")
     _check_dtype(x, _COMPLEX, "c2r")
     axis = _axis(x, dim, "c2r")
-    if x.shape[axis] != n // 2 + 1:
-        raise ValueError(f"specux::c2r: n={n} needs {n // 2 + 1} bins along dim {dim}; got {x.shape[axis]}")
+    _check_bins(x, axis, n, dim)
     a = numpy_of(x)
     return tensor_of(_cpu().c2r(a, axis, n, scale), a)
+
+
+@c2r.register_kernel("cuda")
+def _(x, dim, n, scale):
+    _check_dtype(x, _COMPLEX, "c2r")
+    axis = _axis(x, dim, "c2r")
+    _check_bins(x, axis, n, dim)
+    return _cuda().c2r(x, axis, n, scale)
 
 
 @c2r.register_fake
@@ -163,6 +226,12 @@ def c2r_backward(grad: Tensor, dim: int, scale: float) -> Tensor:
     if scale != 1.0:
         out *= scale
     return tensor_of(out, g)
+
+
+@c2r_backward.register_kernel("cuda")
+def _(grad, dim, scale):
+    _check_dtype(grad, _REAL, "c2r_backward")
+    return c2r_adjoint_via_r2c(_cuda(), grad, _axis(grad, dim, "c2r_backward"), scale)
 
 
 @c2r_backward.register_fake

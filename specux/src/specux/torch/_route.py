@@ -6,9 +6,10 @@ run inside the op), so the result is the same as for a NumPy array, but autograd
 traces the call as a single node. The Python here is deliberately plain (argument packing, dtype casts, no
 NumPy on the common path) so that dynamo traces it without graph breaks.
 
-A torch CPU tensor with ``backend="auto"`` or ``"cpu"`` runs on the CPU backend's ops. Any other case is
-checked by the backend registry, which raises with the reason (no specux GPU backend registers torch ops in
-this build).
+A torch CPU tensor with ``backend="auto"`` or ``"cpu"`` runs on the CPU backend's ops; a float32 / float64
+CUDA tensor passed to :mod:`specux.fft` with ``"auto"`` or ``"cuda"`` runs on the same ops' CUDA kernels (the
+cuda backend's generated FFTs). Any other case is checked by the backend registry, which raises with the
+reason (no other torch ops exist on GPUs in this build).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def _check_backend(x: Tensor, backend: str, op: str, public: str) -> None:
     from specux._backends import registry
 
     registry.select(x, backend, op, f"specux.{public}")  # raises for unknown / unavailable / foreign devices
+    if op == "fft" and x.device.type == "cuda":
+        return  # the FFT family's ops have CUDA kernels (the cuda backend's)
     raise UnsupportedOperationError(
         f"specux.{public}: torch tensors on {x.device} with backend={backend!r} have no specux ops in this "
         "build "
