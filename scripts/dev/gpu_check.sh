@@ -6,7 +6,8 @@
 #
 # Needs nothing downloaded: specux runs from this checkout (PYTHONPATH), NVRTC comes from the CUDA toolkit or
 # from torch's nvidia-cuda-nvrtc wheel. Steps: environment and backend report, FFT conformance on the GPU against
-# numpy (numpy, torch and cupy inputs; float32 / float64 / half), then timings against torch.fft (cuFFT).
+# numpy (numpy, torch and cupy inputs; float32 / float64 / half), CUDA gradients of the FFT ops against the
+# CPU's, then timings against torch.fft (cuFFT).
 # Budget: under ten minutes; each step has its own time limit so one hang cannot eat the whole lease.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,8 +28,8 @@ if [ -d /usr/local/cuda/lib64 ]; then export LD_LIBRARY_PATH="/usr/local/cuda/li
 
 status=0
 # per-step limits (seconds) keep the whole check under ten minutes of a lease
-declare -A LIMIT=([env]=90 [conformance]=300 [timing]=200)
-for step in env conformance timing; do
+declare -A LIMIT=([env]=90 [conformance]=240 [autograd]=90 [timing]=170)
+for step in env conformance autograd timing; do
   echo "== step $step" | tee -a "$RESULTS/log.txt"
   timeout "${LIMIT[$step]}" "$PY" scripts/dev/gpu_check.py "$step" --out "$RESULTS" 2>&1 | tee -a "$RESULTS/log.txt"
   rc=${PIPESTATUS[0]}
