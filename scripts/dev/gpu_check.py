@@ -8,8 +8,8 @@
   that results stay in the caller's library and device. Relative L2 bounds: 1e-5 (float32), 1e-12 (float64),
   2e-3 (half output).
 - ``autograd``: the FFT family's torch ops on CUDA tensors (their CUDA kernels): forward and gradients of a
-  few losses against the same losses on CPU tensors (relative error 1e-4 in float32, 1e-10 in float64), and one
-  ``torch.compile(fullgraph=True)`` step.
+  few losses against the same losses on CPU tensors (relative error 1e-4 in float32, 1e-10 in float64), and
+  one ``torch.compile(fullgraph=True)`` step.
 - ``timing``: batched 1-D and 2-D transforms on resident torch tensors, specux cuda vs torch.fft (cuFFT),
   timed with CUDA events; ratios specux / cuFFT (below 1: specux faster).
 """
