@@ -142,15 +142,22 @@ def _n_frames(n: int, n_fft: int, hop: int) -> int:
 
 
 def _octave_response(
-    x: np.ndarray, weights: np.ndarray, n_fft: int, hop: int, pad_mode: str, n_frames: int, out: np.ndarray
+    x: np.ndarray,
+    weights: np.ndarray,
+    n_fft: int,
+    hop: int,
+    pad_mode: str | None,
+    n_frames: int,
+    out: np.ndarray,
 ) -> None:
     """Write the responses of one octave's filters into ``out`` (batch, k, n_frames), complex.
 
     Each centred frame of ``x`` (batch, n) times ``weights`` (n_fft, 2 k; real and imaginary part of each
     filter side by side) is one row of k complex responses: one real matrix product per block of frames.
+    ``pad_mode=None``: ``x`` already carries its ``n_fft // 2`` samples of padding on both sides.
     """
     pad = n_fft // 2
-    padded = np.pad(x, [(0, 0), (pad, pad)], mode=pad_mode)
+    padded = x if pad_mode is None else np.pad(x, [(0, 0), (pad, pad)], mode=pad_mode)
     frames = np.lib.stride_tricks.as_strided(
         padded,
         shape=(padded.shape[0], n_frames, n_fft),
@@ -169,13 +176,24 @@ def _octave_response(
             out[b, :, t0 : t0 + chunk.shape[0]] = prod.view(out.dtype).T
 
 
-def _octave_signals(x: np.ndarray, plan: VqtPlan, res_type: str | None):
-    """Yield the signal of each octave in turn, downsampling by two whenever the octave's rate halves."""
+def _octave_signals(x: np.ndarray, plan: VqtPlan, res_type: str | None, margins: list[int] | None = None):
+    """Yield the signal of each octave in turn, downsampling by two whenever the octave's rate halves.
+
+    With ``margins``, octave ``i``'s signal comes with ``margins[i]`` zeros on both sides (its constant centre
+    padding), written there by the resampler itself, which saves a copy of every octave's signal.
+    """
+    margin = 0
     for i, octave in enumerate(plan.octaves):
+        want = margins[i] if margins else 0
+        inner = x[:, margin : x.shape[1] - margin] if margin else x
         if i > 0 and octave.sr != plan.octaves[i - 1].sr:
             # scaled as librosa does (by sqrt(2)) before the next halving: libsoxr computes in single
             # precision, so scaling later instead would not give the same numbers
-            x = downsample(x, 2, res_type)
+            x, margin = downsample(inner, 2, res_type, margin=want), want
+        elif want != margin:
+            x = np.zeros((inner.shape[0], inner.shape[1] + 2 * want), inner.dtype)
+            x[:, want : want + inner.shape[1]] = inner
+            margin = want
         yield x
 
 
@@ -247,10 +265,11 @@ def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
         # One signal: octaves are independent once their signal exists, so each product runs on a pool
         # thread while the next octave is resampled.
         pool = concurrent.futures.ThreadPoolExecutor(min(len(plan.octaves), workers))
+        signals, pad_mode = _padded_signals(x, plan, bases, p)
         with single_threaded_blas(), pool:
             jobs = [
-                pool.submit(_octave_response, s, w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows])
-                for s, (w, n_fft), o in zip(_octave_signals(x, plan, p.res_type), bases, plan.octaves)
+                pool.submit(_octave_response, s, w, n_fft, o.hop, pad_mode, n_frames, out[:, o.rows])
+                for s, (w, n_fft), o in zip(signals, bases, plan.octaves)
             ]
             for job in jobs:
                 job.result()
@@ -276,8 +295,16 @@ def _rows_response(
     out: np.ndarray,
 ) -> None:
     """Every octave's responses of rows ``x`` (batch, n) into ``out`` (batch, n_bins, n_frames), in turn."""
-    for s, (w, n_fft), o in zip(_octave_signals(x, plan, p.res_type), bases, plan.octaves):
-        _octave_response(s, w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows])
+    signals, pad_mode = _padded_signals(x, plan, bases, p)
+    for s, (w, n_fft), o in zip(signals, bases, plan.octaves):
+        _octave_response(s, w, n_fft, o.hop, pad_mode, n_frames, out[:, o.rows])
+
+
+def _padded_signals(x: np.ndarray, plan: VqtPlan, bases: list[tuple[np.ndarray, int]], p: VqtParams):
+    """(octave signals, the pad_mode left to apply): zero padding is written by the resampler."""
+    if p.pad_mode == "constant":
+        return _octave_signals(x, plan, p.res_type, [n_fft // 2 for _, n_fft in bases]), None
+    return _octave_signals(x, plan, p.res_type), p.pad_mode
 
 
 def _check_signal(y: Any, public: str) -> np.ndarray:
