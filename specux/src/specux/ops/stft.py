@@ -20,11 +20,16 @@ __all__ = ["istft", "stft"]
 # ------
 
 
-def _frames(y: np.ndarray, p: StftParams) -> np.ndarray:
-    """(B, L) -> windowed frames (B, n_frames, n_fft), a fresh array (framing itself is a strided view)."""
+def _raw_frames(y: np.ndarray, p: StftParams) -> np.ndarray:
+    """(B, L) -> the frames (B, n_frames, n_fft) before the window, a strided view of the padded signal."""
     if p.center:
         y = np.pad(y, ((0, 0), (p.n_fft // 2, p.n_fft // 2)), mode=p.pad_mode)
-    frames = sliding_window_view(y, p.n_fft, axis=-1)[:, :: p.hop_length][:, : p.n_frames]
+    return sliding_window_view(y, p.n_fft, axis=-1)[:, :: p.hop_length][:, : p.n_frames]
+
+
+def _frames(y: np.ndarray, p: StftParams) -> np.ndarray:
+    """(B, L) -> windowed frames (B, n_frames, n_fft), a fresh array (framing itself is a strided view)."""
+    frames = _raw_frames(y, p)
     window = p.window.astype(p.dtype)
     if p.win_length < p.n_fft:  # only the window's support is non-zero: multiply there, zeros elsewhere
         lo = (p.n_fft - p.win_length) // 2

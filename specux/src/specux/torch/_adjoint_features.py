@@ -13,8 +13,10 @@ import math
 import numpy as np
 
 from specux._validate import CepstralParams, MelParams
+from specux.ops.cepstral import _log
 from specux.ops.mel import _bank_spectrogram
-from specux.torch._adjoint_stft import spectrum_adjoint, spectrum_tf
+from specux.ops.stft import _power_tf
+from specux.torch._adjoint_stft import spectrum_adjoint, spectrum_tf, window_grad
 
 _LN10 = math.log(10.0)
 
@@ -44,6 +46,49 @@ def bank_backward(g: np.ndarray, y: np.ndarray, p: MelParams) -> np.ndarray:
     gP = (gb.reshape(B * T, -1) @ basis).reshape(B, T, -1)
     gX = power_grad(X, gP, p.power)
     return spectrum_adjoint(gX, p.stft).reshape(y.shape)
+
+
+def bank_constant_grads(
+    g: np.ndarray, y: np.ndarray, p: MelParams, need_window: bool, need_basis: bool
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Gradients of ``basis @ |stft(y)| ** power`` with respect to the window (n_fft,) and the basis
+    (bands, F), given ``g`` (..., bands, T); None for what is not needed.
+
+    basis: ``sum over items and frames of g[b, :, t] P[b, t, :]`` with ``P = |X| ** power``; window: the
+    spectrum's gradient ``power_grad(X, basis^T g)`` taken back to the window (:func:`window_grad`).
+    """
+    basis = p.basis.astype(p.dtype, copy=False)
+    X = spectrum_tf(y, p.stft)  # (B, T, F)
+    B, T, F = X.shape
+    gb = np.asarray(g, dtype=p.dtype).reshape(B, -1, T)  # (B, bands, T)
+    g_basis = g_window = None
+    if need_basis:
+        P = _power_tf(X, p.power)
+        g_basis = gb.transpose(1, 0, 2).reshape(-1, B * T) @ P.reshape(B * T, F)
+    if need_window:
+        gP = (gb.swapaxes(-1, -2).reshape(B * T, -1) @ basis).reshape(B, T, F)
+        g_window = window_grad(power_grad(X, gP, p.power), y, p.stft)
+    return g_window, g_basis
+
+
+def cepstral_constant_grads(
+    g: np.ndarray, y: np.ndarray, p: CepstralParams, needs: tuple[bool, bool, bool]
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """Gradients of ``dct @ log(basis @ |stft(y)| ** power)`` with respect to (window, basis, dct)."""
+    need_window, need_basis, need_dct = needs
+    bands = _bank_spectrogram(y, p.mel)
+    gd = np.asarray(g, dtype=bands.dtype)
+    g_dct = None
+    if need_dct:
+        logged = _log(bands, p)  # (..., bands, T)
+        n = logged.shape[-2]
+        g_dct = gd.swapaxes(-1, -2).reshape(-1, gd.shape[-2]).T @ logged.swapaxes(-1, -2).reshape(-1, n)
+    g_window = g_basis = None
+    if need_window or need_basis:
+        D = p.dct.astype(bands.dtype, copy=False)
+        g_bands = log_backward(bands, np.matmul(D.T, gd), p)
+        g_window, g_basis = bank_constant_grads(g_bands, y, p.mel, need_window, need_basis)
+    return g_window, g_basis, g_dct
 
 
 def _floor_grad(db: np.ndarray, g: np.ndarray, top_db: float | None, groups: int) -> np.ndarray:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from specux._validate import IstftParams, StftParams
-from specux.ops.stft import _spectrum_tf, _window_sumsquare
+from specux.ops.stft import _raw_frames, _spectrum_tf, _window_sumsquare
 from specux.torch._adjoint_frames import c2r_adjoint, frame, overlap_add, r2c_adjoint, unpad
 
 
@@ -47,6 +47,24 @@ def complex_grad_tf(grad: np.ndarray, y: np.ndarray | None, p: StftParams, outpu
     mag = np.abs(X)
     safe = np.where(mag > 0, mag, 1)
     return np.where(mag > 0, g * (X / safe), 0)
+
+
+def window_grad(G_tf: np.ndarray, y: np.ndarray, p: StftParams) -> np.ndarray:
+    """Gradient of the ``n_fft``-long window, given the gradient ``G_tf`` (B, T, F) of the complex spectrum.
+
+    Frame ``t`` is ``w * f_t``, so ``dL/dw[n] = sum over items and frames of f_t[n] r_t[n]`` with ``r_t`` the
+    gradient of the windowed frame (the one-sided FFT's adjoint of ``G_tf``). Samples outside a shorter
+    window's support (``win_length < n_fft``) do not reach the forward, so their gradient is 0.
+    """
+    frames_grad = r2c_adjoint(G_tf, p.n_fft, axis=-1)
+    y = np.asarray(y, dtype=p.dtype)
+    raw = _raw_frames(y.reshape(-1, y.shape[-1]), p)
+    gw = np.einsum("btn,btn->n", raw, frames_grad.astype(p.dtype, copy=False))
+    if p.win_length < p.n_fft:
+        lo = (p.n_fft - p.win_length) // 2
+        gw[:lo] = 0
+        gw[lo + p.win_length :] = 0
+    return gw
 
 
 def spectrum_adjoint(G_tf: np.ndarray, p: StftParams) -> np.ndarray:

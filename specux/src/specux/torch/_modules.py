@@ -10,6 +10,11 @@ as the functional API, with the buffers passed in, so module and function give i
 Every module also takes torch's factory keyword ``dtype`` (the buffers' dtype, default
 ``torch.get_default_dtype()``): build float64 modules with ``dtype=torch.float64`` to keep the windows and
 banks at full precision (``module.to(torch.float64)`` converts float32-rounded values).
+
+``STFT``, ``MelSpectrogram``, ``MFCC`` and ``LFCC`` also take ``trainable`` (False by default): True makes
+their window, filter bank and DCT matrix ``nn.Parameter`` s initialised to the precomputed values (a learnable
+front end, as nnAudio's ``trainable`` kernels), a sequence of names makes only those trainable. Their
+gradients are analytic too (``specux::<op>_constants_backward``).
 """
 
 from __future__ import annotations
@@ -49,18 +54,41 @@ def _merge(cls_name: str, fn: Any, kwargs: dict[str, Any], skip: tuple[str, ...]
 
 
 def _buffer(module: nn.Module, name: str, value: np.ndarray) -> None:
+    """A precomputed tensor: a buffer, or a parameter when the module was built trainable for it."""
     dtype = module.buffer_dtype or torch.get_default_dtype()
-    module.register_buffer(name, torch.from_numpy(np.array(value, dtype=np.float64)).to(dtype))
+    t = torch.from_numpy(np.array(value, dtype=np.float64)).to(dtype)
+    if name in module.trainable:
+        module.register_parameter(name, nn.Parameter(t))
+    else:
+        module.register_buffer(name, t)
 
 
-def _factory(module: nn.Module, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Take torch's factory keyword ``dtype`` (the buffers' dtype) out of the transform's arguments."""
+def _factory(module: nn.Module, kwargs: dict[str, Any], trainable: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Take torch's factory keyword ``dtype`` (the buffers' dtype) and ``trainable`` out of the transform's
+    arguments.
+
+    ``trainable``: False (default: every precomputed tensor is a buffer), True (all of them, the names in
+    ``trainable``, become ``nn.Parameter``), or a sequence of those names.
+    """
+    name = type(module).__name__
     dtype = kwargs.pop("dtype", None)
     if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
-        raise TypeError(
-            f"{type(module).__name__}: dtype must be a floating torch.dtype or None; got {dtype!r}"
-        )
+        raise TypeError(f"{name}: dtype must be a floating torch.dtype or None; got {dtype!r}")
     module.buffer_dtype = dtype
+    want = kwargs.pop("trainable", False)
+    if want is False:
+        chosen: tuple[str, ...] = ()
+    elif want is True:
+        chosen = trainable
+    elif isinstance(want, (list, tuple, set, frozenset)) and all(isinstance(w, str) for w in want):
+        chosen = tuple(want)
+    else:
+        raise TypeError(f"{name}: trainable must be True, False or a sequence of names; got {want!r}")
+    unknown = sorted(set(chosen) - set(trainable))
+    if unknown or (want is True and not trainable):
+        offered = ", ".join(trainable) if trainable else "nothing (its tensors have no gradient)"
+        raise ValueError(f"{name}: trainable {unknown or want!r} is not offered; trainable: {offered}")
+    module.trainable = chosen
     return kwargs
 
 
@@ -75,7 +103,7 @@ class STFT(nn.Module):
     ----------
     **kwargs
         Those of :func:`specux.stft` (``n_fft``, ``hop_length``, ``win_length``, ``window``, ``center``,
-        ``pad_mode``, ``output``), with its defaults.
+        ``pad_mode``, ``output``), with its defaults; ``trainable=True`` makes ``window`` a parameter.
 
     Buffers: ``window`` (n_fft,), the window centred in ``n_fft`` samples. ``forward(y)``: (..., L) ->
     (..., 1 + n_fft // 2, n_frames) (``real_imag``: trailing 2). Differentiable; traceable by torch.compile.
@@ -83,7 +111,7 @@ class STFT(nn.Module):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()
-        kwargs = _factory(self, kwargs)
+        kwargs = _factory(self, kwargs, ("window",))
         a = _merge("STFT", specux.stft, kwargs, skip=("dtype",))
         self.n_fft, self.hop_length, self.win_length = a["n_fft"], a["hop_length"], a["win_length"]
         self.center, self.pad_mode, self.output = a["center"], a["pad_mode"], a["output"]
@@ -188,7 +216,8 @@ class MelSpectrogram(nn.Module):
     ----------
     **kwargs
         Those of :func:`specux.melspectrogram` (``sr``, ``n_fft``, ``hop_length``, ``n_mels``, ``power``,
-        ``fmin``, ``fmax``, ``htk``, ``norm``, ``compat``, ...), with its defaults.
+        ``fmin``, ``fmax``, ``htk``, ``norm``, ``compat``, ...), with its defaults. ``trainable``: True or
+        some of ``("window", "mel_basis")`` become parameters.
 
     Buffers: ``window`` (n_fft,), ``mel_basis`` (n_mels, 1 + n_fft // 2). ``forward(y)``: (..., L) ->
     (..., n_mels, n_frames).
@@ -196,7 +225,7 @@ class MelSpectrogram(nn.Module):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()
-        kwargs = _factory(self, kwargs)
+        kwargs = _factory(self, kwargs, ("window", "mel_basis"))
         a, p = _mel_args("MelSpectrogram", specux.melspectrogram, kwargs)
         self.args = a
         self.n_fft, self.hop_length = p.stft.n_fft, p.stft.hop_length
@@ -234,7 +263,8 @@ class MFCC(nn.Module):
     ----------
     **kwargs
         Those of :func:`specux.mfcc` (``sr``, ``n_mfcc``, ``dct_type``, ``norm``, ``lifter``, ``n_fft``,
-        ``n_mels``, ``mel_norm``, ``top_db``, ``compat``, ...), with its defaults.
+        ``n_mels``, ``mel_norm``, ``top_db``, ``compat``, ...), with its defaults. ``trainable``: True or
+        some of ``("window", "mel_basis", "dct")`` become parameters.
 
     Buffers: ``window``, ``mel_basis`` (n_mels, F), ``dct`` (n_mfcc, n_mels; lifter folded in).
     ``forward(y)``: (..., L) -> (..., n_mfcc, n_frames).
@@ -242,7 +272,7 @@ class MFCC(nn.Module):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()
-        kwargs = _factory(self, kwargs)
+        kwargs = _factory(self, kwargs, ("window", "mel_basis", "dct"))
         a, p = _mel_args("MFCC", specux.mfcc, kwargs)
         from specux.ops.cepstral import dct_matrix
         from specux.ops.mel import resolve
@@ -295,7 +325,8 @@ class LFCC(nn.Module):
     ----------
     **kwargs
         Those of :func:`specux.lfcc` (``sample_rate``, ``n_filter``, ``n_lfcc``, ``norm``, ``log_lf``,
-        ``n_fft``, ...), with its defaults.
+        ``n_fft``, ...), with its defaults. ``trainable``: True or some of ``("window", "filter_bank",
+        "dct")`` become parameters.
 
     Buffers: ``window``, ``filter_bank`` (n_filter, F), ``dct`` (n_lfcc, n_filter). ``forward(waveform)``:
     (..., L) -> (..., n_lfcc, n_frames).
@@ -303,7 +334,7 @@ class LFCC(nn.Module):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()
-        kwargs = _factory(self, kwargs)
+        kwargs = _factory(self, kwargs, ("window", "filter_bank", "dct"))
         a = _merge("LFCC", specux.lfcc, kwargs, skip=("waveform",))
         from specux._filters.windows import window_for
         from specux.torch._ops_features import lfcc_params

@@ -2,9 +2,10 @@
 
 The forward kernels are the functional API's own (:mod:`specux.ops.mel`, :mod:`specux.ops.cepstral`); the
 backward ops run the analytic chain of :mod:`specux.torch._adjoint_features`. Precomputed windows, filter
-banks and DCT matrices may be passed as tensors (the ``nn.Module`` wrappers pass their buffers); otherwise
-they are derived from the arguments exactly as the functional API derives them. Gradients flow to the signal;
-the window / bank / DCT tensors are constants. These features are not linear, so their backward ops are not
+banks and DCT matrices may be passed as tensors (the ``nn.Module`` wrappers pass their buffers, or their
+parameters when trainable); otherwise they are derived from the arguments exactly as the functional API
+derives them. Gradients flow to the signal and to every window / bank / DCT tensor that requires grad (one
+``*_constants_backward`` op per feature). These features are not linear, so their backward ops are not
 differentiable again.
 """
 
@@ -100,13 +101,10 @@ def _check(y: Tensor, public: str, *tensors: Tensor | None) -> None:
         same_dtype(y, t, public, "a precomputed window / filter bank")
 
 
-_CONSTANTS_ERROR = (
-    "specux {}: gradients with respect to the window / filter bank / DCT tensors are not computed; pass them "
-    "without requires_grad (the signal's gradient is)"
-)
+_CONSTANTS_ERROR = "specux {}: no gradient for its window / filter bank / DCT tensors"
 
 
-def _define(name: str, signature, n_tensors: int, params, forward, backward, out_shape):
+def _define(name: str, signature, n_tensors: int, params, forward, backward, out_shape, constants):
     return define_signal_op(
         name,
         signature,
@@ -117,7 +115,16 @@ def _define(name: str, signature, n_tensors: int, params, forward, backward, out
         backward=backward,
         out_shape=out_shape,
         constants_error=_CONSTANTS_ERROR.format(name),
+        constants=constants,
     )
+
+
+def _mel_constants(g, x, p: MelParams, needs):
+    return _adjoint_features.bank_constant_grads(g, x, p, *needs)
+
+
+def _cepstral_constants(g, x, p: CepstralParams, needs):
+    return _adjoint_features.cepstral_constant_grads(g, x, p, needs)
 
 
 def _cepstral_shape(y: Tensor, p: CepstralParams) -> tuple[int, ...]:
@@ -163,6 +170,7 @@ melspectrogram, melspectrogram_backward = _define(
     _melspectrogram_numpy,
     lambda g, x, p: _adjoint_features.bank_backward(g, x, p).astype(p.dtype, copy=False),
     _bands_shape,
+    _mel_constants,
 )
 
 
@@ -259,7 +267,14 @@ def _mfcc_signature(
 
 
 mfcc, mfcc_backward = _define(
-    "mfcc", _mfcc_signature, 4, mfcc_params, _mfcc_numpy, _cepstral_backward, _cepstral_shape
+    "mfcc",
+    _mfcc_signature,
+    4,
+    mfcc_params,
+    _mfcc_numpy,
+    _cepstral_backward,
+    _cepstral_shape,
+    _cepstral_constants,
 )
 
 
@@ -336,5 +351,12 @@ def _lfcc_signature(
 
 
 lfcc, lfcc_backward = _define(
-    "lfcc", _lfcc_signature, 4, lfcc_params, _mfcc_numpy, _cepstral_backward, _cepstral_shape
+    "lfcc",
+    _lfcc_signature,
+    4,
+    lfcc_params,
+    _mfcc_numpy,
+    _cepstral_backward,
+    _cepstral_shape,
+    _cepstral_constants,
 )

@@ -19,7 +19,7 @@ from specux.ops.stft import _stft_numpy
 from specux.torch import _adjoint_stft
 from specux.torch._convert import check_cpu, complex_of, numpy_of, real_of, tensor_of
 from specux.torch._params import decode_spec, same_dtype, stft_out_shape, stft_params, window_array
-from specux.torch._signal_op import like_signal, op_from_signature, register_autograd
+from specux.torch._signal_op import constants_op, like_signal, op_from_signature, register_autograd
 
 LINEAR_OUTPUTS = ("complex", "real_imag")
 #: outputs whose backward op is differentiable again (power is quadratic in y)
@@ -80,7 +80,16 @@ stft_backward = op_from_signature("stft_backward", _stft, _stft_backward, backwa
 stft_backward.register_fake(like_signal)
 
 
-register_autograd(stft, stft_backward, 2, _window_error("stft"))
+def _stft_window_grad(g, x, p, needs):
+    """Gradient of the stft window (see :func:`specux.torch._adjoint_stft.window_grad`)."""
+    G = _adjoint_stft.complex_grad_tf(g, x, p, p.output)
+    return (_adjoint_stft.window_grad(G, x, p),)
+
+
+stft_constants_backward = constants_op(
+    "stft", _stft, 2, lambda y, window, *args: stft_params(y, window, *args), _stft_window_grad
+)
+register_autograd(stft, stft_backward, 2, _window_error("stft"), stft_constants_backward)
 
 
 def _stft_backward_setup(ctx, inputs, output):

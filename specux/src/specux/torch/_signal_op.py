@@ -2,13 +2,15 @@
 autograd that joins them, from an annotated signature and the NumPy kernels.
 
 Used by the ops whose first argument is the signal, whose next few are constant tensors (precomputed windows,
-banks, matrices: no gradient) and whose backward op takes ``grad`` followed by the forward op's arguments.
+banks, matrices) and whose backward op takes ``grad`` followed by the forward op's arguments. Where the op
+defines them, the constants' gradients come from one more op, ``specux::<name>_constants_backward``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -20,9 +22,14 @@ def like_signal(grad, y, *args):
     return torch.empty_like(y, memory_format=torch.contiguous_format)
 
 
-def register_autograd(forward, backward, n_tensors: int, constants_error: str) -> None:
-    """Autograd of an op whose first ``n_tensors`` arguments are tensors (the signal, then constants);
-    ``constants_error`` is the message raised when a constant requires grad."""
+def register_autograd(
+    forward, backward, n_tensors: int, constants_error: str, constants_backward=None
+) -> None:
+    """Autograd of an op whose first ``n_tensors`` arguments are tensors (the signal, then constants).
+
+    ``constants_backward`` (an op from :func:`constants_op`) gives the gradients of the constant tensors
+    (windows, banks, matrices) that require grad; without it, ``constants_error`` is raised for them.
+    """
 
     def setup(ctx, inputs, output):
         ctx.save_for_backward(*inputs[:n_tensors])
@@ -31,12 +38,59 @@ def register_autograd(forward, backward, n_tensors: int, constants_error: str) -
 
     def grad_fn(ctx, grad):
         saved = ctx.saved_tensors
-        if any(ctx.needs_input_grad[1:n_tensors]):
-            raise RuntimeError(constants_error)
-        gy = backward(grad.contiguous(), *saved, *ctx.args) if ctx.needs_input_grad[0] else None
-        return (gy,) + (None,) * (ctx.n_inputs - 1)
+        grad = grad.contiguous()
+        needs = [bool(n) for n in ctx.needs_input_grad[1:n_tensors]]
+        constants = [None] * (n_tensors - 1)
+        if any(needs):
+            if constants_backward is None:
+                raise RuntimeError(constants_error)
+            outs = constants_backward(grad, *saved, *ctx.args, needs)
+            constants = [o if n else None for o, n in zip(outs, needs)]
+        gy = backward(grad, *saved, *ctx.args) if ctx.needs_input_grad[0] else None
+        return (gy, *constants) + (None,) * (ctx.n_inputs - n_tensors)
 
     forward.register_autograd(grad_fn, setup_context=setup)
+
+
+def _fit(a: np.ndarray, t: Tensor) -> Tensor:
+    """The gradient ``a`` of a kernel-side constant as a tensor shaped like the argument ``t``: a window
+    passed with ``win_length`` samples gets the centre of the ``n_fft``-long gradient (``pad_center``)."""
+    if t.dim() == 1 and a.shape[0] != t.shape[0]:
+        lo = (a.shape[0] - t.shape[0]) // 2
+        a = a[lo : lo + t.shape[0]]
+    return torch.from_numpy(np.ascontiguousarray(a)).to(t.dtype)
+
+
+def constants_op(name: str, signature: Callable, n_tensors: int, params: Callable, grads: Callable):
+    """``specux::<name>_constants_backward(grad, <forward args>, needs) -> list of tensors``: the gradients
+    of the forward's constant tensor arguments (arguments 1 .. ``n_tensors - 1``); an empty tensor where
+    ``needs`` is False or the argument is None. ``grads(g, x, p, needs)`` is the NumPy kernel, returning one
+    array (or None) per constant, in the kernels' own shapes."""
+    schema = torch.library.infer_schema(signature, mutates_args=())
+    schema = "(Tensor grad, " + schema[1 : schema.rindex(") -> ")] + ", bool[] needs) -> Tensor[]"
+
+    def kernel(grad: Tensor, y: Tensor, *rest) -> list[Tensor]:
+        *args, needs = rest
+        p = params(y, *args)
+        arrays = grads(numpy_of(grad), numpy_of(y), p, tuple(bool(n) for n in needs))
+        return [
+            _fit(a, t) if (n and t is not None and a is not None) else grad.new_empty(0)
+            for t, a, n in zip(args[: n_tensors - 1], arrays, needs)
+        ]
+
+    def fake(grad, y, *rest):
+        *args, needs = rest
+        return [
+            t.new_empty(t.shape) if (n and t is not None) else grad.new_empty(0)
+            for t, n in zip(args[: n_tensors - 1], needs)
+        ]
+
+    kernel.__doc__ = f"Gradients of specux::{name}'s window / filter bank / matrix arguments."
+    op = torch.library.custom_op(
+        f"specux::{name}_constants_backward", kernel, mutates_args=(), device_types="cpu", schema=schema
+    )
+    op.register_fake(fake)
+    return op
 
 
 def op_from_signature(name: str, signature: Callable, kernel: Callable, *, backward: bool = False):
@@ -61,13 +115,15 @@ def define_signal_op(
     backward: Callable,
     out_shape: Callable,
     constants_error: str,
+    constants: Callable | None = None,
 ):
     """Register ``specux::<name>`` and ``specux::<name>_backward``; returns both ops.
 
     ``signature`` carries the op's annotated arguments (its schema) and docstring. ``check(y, *args)`` runs
     first in the forward kernel; ``params(y, *args)`` resolves the arguments (also for fake tensors);
     ``forward(x, p)`` and ``backward(g, x, p)`` are the NumPy kernels; ``out_shape(y, p)`` is the forward
-    output's shape.
+    output's shape. ``constants(g, x, p, needs)``, when given, computes the gradients of the constant tensors
+    (see :func:`constants_op`).
     """
 
     def kernel(y: Tensor, *args) -> Tensor:
@@ -87,5 +143,8 @@ def define_signal_op(
     op.register_fake(lambda y, *args: y.new_empty(out_shape(y, params(y, *args))))
     backward_op = op_from_signature(f"{name}_backward", signature, backward_kernel, backward=True)
     backward_op.register_fake(like_signal)
-    register_autograd(op, backward_op, n_tensors, constants_error)
+    constants_backward = (
+        constants_op(name, signature, n_tensors, params, constants) if constants is not None else None
+    )
+    register_autograd(op, backward_op, n_tensors, constants_error, constants_backward)
     return op, backward_op

@@ -1,0 +1,157 @@
+"""Gradients of the constant tensors of stft, melspectrogram, mfcc and lfcc (window, filter bank, DCT matrix).
+
+These make learnable front ends possible (``specux.torch.MelSpectrogram(trainable=True)``): each is checked
+with gradcheck in float64 (together with the signal's gradient), with a shorter window than ``n_fft`` where it
+matters, and through the modules and ``torch.compile``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import specux.torch  # noqa: E402
+from specux.filters import mel as mel_bank  # noqa: E402
+from specux.ops.cepstral import dct_matrix  # noqa: E402
+
+ops = torch.ops.specux
+SR = 4000.0
+F64 = torch.float64
+
+
+def _signal(n: int = 300) -> torch.Tensor:
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(2, 2 * n, generator=g, dtype=F64)[:, ::2].requires_grad_()
+
+
+def _param(values) -> torch.Tensor:
+    return torch.tensor(np.array(values, dtype=np.float64)).requires_grad_()
+
+
+def _window(n: int) -> torch.Tensor:
+    return torch.hann_window(n, periodic=True, dtype=F64).requires_grad_()
+
+
+def _check(fn, *inputs) -> None:
+    assert torch.autograd.gradcheck(fn, inputs, fast_mode=True, atol=1e-6)
+
+
+@pytest.mark.parametrize("output", ["complex", "real_imag", "power", "magnitude"])
+@pytest.mark.parametrize("win_length", [None, 24])
+def test_stft_window(output: str, win_length: int | None) -> None:
+    w = _window(32 if win_length is None else win_length)
+    _check(lambda y, w: ops.stft(y, w, "boxcar", 32, 8, win_length, True, "reflect", output), _signal(), w)
+
+
+def test_stft_window_outside_a_short_support_gets_no_gradient() -> None:
+    """A full-length window with win_length < n_fft: samples outside the support do not reach the forward."""
+    w = _window(32)
+    ops.stft(_signal(), w, "boxcar", 32, 8, 20, True, "constant", "power").sum().backward()
+    assert (w.grad[:6] == 0).all() and (w.grad[26:] == 0).all() and (w.grad[6:26] != 0).any()
+
+
+@pytest.mark.parametrize("power", [1.0, 2.0])
+@pytest.mark.parametrize("win_length", [None, 48])
+def test_melspectrogram_window_and_bank(power: float, win_length: int | None) -> None:
+    w = _window(64 if win_length is None else win_length)
+    basis = _param(mel_bank(sr=SR, n_fft=64, n_mels=12))
+    rest = (SR, 64, 16, win_length, True, None, power, 12, 0.0, None, None, "auto", None)
+    _check(lambda y, w, b: ops.melspectrogram(y, w, b, "boxcar", *rest), _signal(), w, basis)
+
+
+@pytest.mark.parametrize("top_db", [None, 8.0])
+def test_mfcc_window_bank_and_dct(top_db: float | None) -> None:
+    w, basis = _window(64), _param(mel_bank(sr=SR, n_fft=64, n_mels=12))
+    dct = _param(dct_matrix(8, 12, 2, "ortho", 0.0))
+    rest = (SR, 8, 2, "ortho", 0.0, 64, 16, None, True, None, 2.0, 12, 0.0, None, None, "auto", top_db, None)
+    _check(lambda y, w, b, d: ops.mfcc(y, w, b, d, "boxcar", *rest), _signal(), w, basis, dct)
+
+
+def test_lfcc_window_bank_and_dct() -> None:
+    from specux._filters.linear import linear
+
+    w = _window(64)
+    bank = _param(linear(sr=4000, n_fft=64, n_filter=12, f_min=0.0, f_max=None))
+    dct = _param(dct_matrix(6, 12, 2, "ortho", 0.0))
+    rest = (4000, 12, 0.0, None, 6, 2, "ortho", False, 64, None, None, 2.0, True, "reflect")
+    _check(lambda y, w, b, d: ops.lfcc(y, w, b, d, "boxcar", *rest), _signal(), w, bank, dct)
+
+
+def test_only_the_requested_constant_is_computed() -> None:
+    """A bank that requires grad while the window does not: the window's gradient stays None."""
+    y = _signal().detach()
+    w = torch.hann_window(64, periodic=True, dtype=F64)
+    basis = _param(mel_bank(sr=SR, n_fft=64, n_mels=12))
+    rest = (SR, 64, 16, None, True, None, 2.0, 12, 0.0, None, None, "auto", None)
+    ops.melspectrogram(y, w, basis, "boxcar", *rest).sum().backward()
+    assert basis.grad is not None and basis.grad.shape == basis.shape and w.grad is None and y.grad is None
+
+
+def test_opcheck_constants_backward_ops() -> None:
+    y, w = _signal().detach(), _window(64).detach()
+    basis = torch.tensor(np.array(mel_bank(sr=SR, n_fft=64, n_mels=12)))
+    rest = (SR, 64, 16, None, True, None, 2.0, 12, 0.0, None, None, "auto", None)
+    grad = torch.randn_like(ops.melspectrogram(y, w, basis, "boxcar", *rest))
+    torch.library.opcheck(
+        ops.melspectrogram_constants_backward, (grad, y, w, basis, "boxcar", *rest, [True, True])
+    )
+    g = torch.randn_like(ops.stft(y, w, "boxcar", 64, 16, None, True, "constant", "complex"))
+    torch.library.opcheck(
+        ops.stft_constants_backward, (g, y, w, "boxcar", 64, 16, None, True, "constant", "complex", [True])
+    )
+
+
+@pytest.mark.parametrize(
+    "module, names",
+    [
+        (lambda **k: specux.torch.STFT(n_fft=64, hop_length=16, **k), ["window"]),
+        (lambda **k: specux.torch.MelSpectrogram(sr=SR, n_fft=64, hop_length=16, n_mels=12, **k),
+         ["window", "mel_basis"]),
+        (lambda **k: specux.torch.MFCC(sr=SR, n_fft=64, hop_length=16, n_mels=12, n_mfcc=8, **k),
+         ["window", "mel_basis", "dct"]),
+        (lambda **k: specux.torch.LFCC(sample_rate=4000, n_fft=64, n_filter=12, n_lfcc=6, **k),
+         ["window", "filter_bank", "dct"]),
+    ],
+)
+def test_trainable_modules_learn(module, names) -> None:
+    m = module(trainable=True)
+    assert sorted(n for n, _ in m.named_parameters()) == sorted(names)
+    frozen = module()
+    assert list(frozen.parameters()) == [] and sorted(n for n, _ in frozen.named_buffers()) == sorted(names)
+    # a step of gradient descent on the front end changes its output, and only the chosen tensors move
+    y = _signal().detach().float()
+    before = {n: p.detach().clone() for n, p in m.named_parameters()}
+    opt = torch.optim.SGD(m.parameters(), lr=1e-3)
+    out = m(y)
+    loss = (out.abs() if out.is_complex() else out).pow(2).mean()
+    loss.backward()
+    opt.step()
+    for n, p in m.named_parameters():
+        assert p.grad is not None and torch.isfinite(p.grad).all(), n
+        assert not torch.equal(p.detach(), before[n]), n
+    one = module(trainable=names[-1:])
+    assert [n for n, _ in one.named_parameters()] == names[-1:]
+
+
+def test_trainable_is_refused_where_there_is_no_gradient() -> None:
+    with pytest.raises(ValueError, match="trainable"):
+        specux.torch.ISTFT(64, trainable=True)
+    with pytest.raises(ValueError, match="trainable"):
+        specux.torch.STFT(n_fft=64, trainable=["mel_basis"])
+    with pytest.raises(TypeError, match="trainable"):
+        specux.torch.STFT(n_fft=64, trainable="window")
+
+
+def test_trainable_module_compiles_without_graph_breaks() -> None:
+    m = specux.torch.MelSpectrogram(sr=SR, n_fft=64, hop_length=16, n_mels=12, trainable=True)
+    y = _signal().detach().float()
+    eager = m(y).sum()
+    eager.backward()
+    grads = {n: p.grad.clone() for n, p in m.named_parameters()}
+    m.zero_grad()
+    compiled = torch.compile(m, fullgraph=True, backend="aot_eager")
+    compiled(y).sum().backward()
+    for n, p in m.named_parameters():
+        torch.testing.assert_close(p.grad, grads[n])
