@@ -1,4 +1,5 @@
-"""Gradients of the constant tensors of stft, melspectrogram, mfcc and lfcc (window, filter bank, DCT matrix).
+"""Gradients of the constant tensors: the stft window; the window, filter bank and DCT matrix of
+melspectrogram, mfcc and lfcc; the per-octave weights of cqt / vqt.
 
 These make learnable front ends possible (``specux.torch.MelSpectrogram(trainable=True)``): each is checked
 with gradcheck in float64 (together with the signal's gradient), with a shorter window than ``n_fft`` where it
@@ -113,6 +114,8 @@ def test_opcheck_constants_backward_ops() -> None:
          ["window", "mel_basis", "dct"]),
         (lambda **k: specux.torch.LFCC(sample_rate=4000, n_fft=64, n_filter=12, n_lfcc=6, **k),
          ["window", "filter_bank", "dct"]),
+        (lambda **k: specux.torch.CQT(sr=SR, fmin=150.0, n_bins=12, bins_per_octave=6, hop_length=32, **k),
+         ["weights_0", "weights_1"]),
     ],
 )
 def test_trainable_modules_learn(module, names) -> None:
@@ -133,6 +136,42 @@ def test_trainable_modules_learn(module, names) -> None:
         assert not torch.equal(p.detach(), before[n]), n
     one = module(trainable=names[-1:])
     assert [n for n, _ in one.named_parameters()] == names[-1:]
+
+
+@pytest.mark.parametrize("res_type", [None, "soxr_hq"])
+def test_constant_q_weights(res_type) -> None:
+    from specux.ops.cqt import octave_bases, validate_vqt, vqt_plan
+
+    y = _signal(400)
+    kw = dict(intervals="equal", gamma=0, tuning=0.0, window="hann", pad_mode="constant", dtype=None)
+    _, p = validate_vqt(y.detach().numpy(), "cqt", sr=SR, hop_length=32, fmin=150.0, n_bins=12,
+                        bins_per_octave=6, filter_scale=1.0, norm=1.0, sparsity=0.01, scale=True,
+                        res_type=res_type, **kw)
+    ws = [_param(w) for w, _ in octave_bases(p, vqt_plan(p))]
+    assert len(ws) == 2
+
+    rest = (SR, 32, 150.0, 12, 6, 0.0, 1.0, 1.0, 0.01, "hann", True, "constant", res_type)
+
+    def fn(y, *ws):
+        return ops.cqt(y, list(ws), *rest)
+
+    # libsoxr computes in single precision: a large step (the map is linear in y and in the weights)
+    eps = 1e-6 if res_type is None else 1.0
+    assert torch.autograd.gradcheck(fn, (y, *ws), fast_mode=True, atol=1e-6, eps=eps)
+
+
+def test_modules_backpropagate_with_frozen_tensors() -> None:
+    """A module whose tensors are buffers passes the signal's gradient (the weights need none)."""
+    for m in (
+        specux.torch.CQT(sr=SR, fmin=150.0, n_bins=12, bins_per_octave=6, hop_length=32),
+        specux.torch.Chroma(source="cqt", sr=SR, fmin=150.0, n_octaves=1, bins_per_octave=12, hop_length=32,
+                            tuning=0.0),
+        specux.torch.MelSpectrogram(sr=SR, n_fft=64, n_mels=12),
+    ):
+        y = _signal(400).detach().float().requires_grad_()
+        out = m(y)
+        (out.abs() if out.is_complex() else out).sum().backward()
+        assert y.grad is not None and torch.isfinite(y.grad).all(), type(m).__name__
 
 
 def test_trainable_is_refused_where_there_is_no_gradient() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from specux._resample import downsample
 from specux._resample_linear import downsample_adjoint
@@ -22,11 +23,10 @@ from specux.ops.cqt import VqtParams, _n_frames, _octave_response, vqt_plan
 from specux.torch._adjoint_frames import overlap_add, unpad
 
 
-def forward(y: np.ndarray, p: VqtParams, bases: list[tuple[np.ndarray, int]]) -> np.ndarray:
-    """vqt of ``y`` (..., n) with the given per-octave weights -> (..., n_bins, n_frames) complex."""
+def _octave_inputs(y: np.ndarray, p: VqtParams, bases: list[tuple[np.ndarray, int]]):
+    """(signals read by each octave (B, n_octave), output frame count T) for ``y`` (..., n)."""
     plan = vqt_plan(p)
     rdtype = np.finfo(np.dtype(p.dtype)).dtype
-    lead = y.shape[:-1]
     x = np.ascontiguousarray(y.reshape(-1, y.shape[-1]), dtype=rdtype)
     if plan.early_factor > 1:
         x = downsample(x, plan.early_factor, p.res_type)
@@ -38,12 +38,49 @@ def forward(y: np.ndarray, p: VqtParams, bases: list[tuple[np.ndarray, int]]) ->
             x = downsample(x, 2, p.res_type)
         signals.append(x)
     T = min(_n_frames(s.shape[-1], n_fft, o.hop) for s, (_, n_fft), o in zip(signals, bases, plan.octaves))
-    out = np.empty((x.shape[0], p.n_bins, T), dtype=np.dtype(p.dtype))
+    return signals, T
+
+
+def forward(y: np.ndarray, p: VqtParams, bases: list[tuple[np.ndarray, int]]) -> np.ndarray:
+    """vqt of ``y`` (..., n) with the given per-octave weights -> (..., n_bins, n_frames) complex."""
+    plan = vqt_plan(p)
+    rdtype = np.finfo(np.dtype(p.dtype)).dtype
+    lead = y.shape[:-1]
+    signals, T = _octave_inputs(y, p, bases)
+    out = np.empty((signals[0].shape[0], p.n_bins, T), dtype=np.dtype(p.dtype))
     for s, (weights, n_fft), octave in zip(signals, bases, plan.octaves):
         _octave_response(
             s, np.asarray(weights, dtype=rdtype), n_fft, octave.hop, p.pad_mode, T, out[:, octave.rows]
         )
     return out.reshape(*lead, p.n_bins, T)
+
+
+def weights_grad(
+    g: np.ndarray, y: np.ndarray, p: VqtParams, bases: list[tuple[np.ndarray, int]], needs: list[bool]
+) -> list[np.ndarray | None]:
+    """Gradients of the per-octave frame weights (n_fft, 2 k) given ``g`` (..., n_bins, T), None where not
+    needed.
+
+    An octave's responses are ``frames @ (W[:, 0::2] + i W[:, 1::2])`` with real frames, so the gradient of
+    the real and imaginary columns is ``frames^T Re(g)`` and ``frames^T Im(g)``: ``frames^T`` times ``g``
+    viewed as interleaved reals, summed over the batch.
+    """
+    plan = vqt_plan(p)
+    rdtype = np.finfo(np.dtype(p.dtype)).dtype
+    signals, T = _octave_inputs(y, p, bases)
+    G = np.asarray(g).reshape(-1, *g.shape[-2:])
+    out: list[np.ndarray | None] = []
+    for s, (_, n_fft), octave, need in zip(signals, bases, plan.octaves, needs):
+        if not need:
+            out.append(None)
+            continue
+        pad = n_fft // 2
+        padded = np.pad(s, [(0, 0), (pad, pad)], mode=p.pad_mode)
+        frames = sliding_window_view(padded, n_fft, axis=-1)[:, :: octave.hop][:, :T]  # (B, T, n_fft)
+        go = np.ascontiguousarray(G[:, octave.rows, :T].swapaxes(1, 2), dtype=np.dtype(p.dtype))  # (B, T, k)
+        gv = go.view(rdtype)  # (B, T, 2 k): real and imaginary parts interleaved, as the weights' columns
+        out.append(np.einsum("btn,btc->nc", frames, gv))
+    return out
 
 
 def adjoint(g: np.ndarray, n: int, p: VqtParams, bases: list[tuple[np.ndarray, int]]) -> np.ndarray:

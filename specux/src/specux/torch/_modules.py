@@ -11,14 +11,16 @@ Every module also takes torch's factory keyword ``dtype`` (the buffers' dtype, d
 ``torch.get_default_dtype()``): build float64 modules with ``dtype=torch.float64`` to keep the windows and
 banks at full precision (``module.to(torch.float64)`` converts float32-rounded values).
 
-``STFT``, ``MelSpectrogram``, ``MFCC`` and ``LFCC`` also take ``trainable`` (False by default): True makes
-their window, filter bank and DCT matrix ``nn.Parameter`` s initialised to the precomputed values (a learnable
-front end, as nnAudio's ``trainable`` kernels), a sequence of names makes only those trainable. Their
+``STFT``, ``MelSpectrogram``, ``MFCC``, ``LFCC``, ``CQT`` and ``VQT`` also take ``trainable`` (False by
+default): True makes their window, filter bank, DCT matrix or constant-Q weights ``nn.Parameter`` s
+initialised to the precomputed values (a learnable front end, as nnAudio's ``trainable`` kernels), a sequence
+of names makes only those trainable (``"weights"`` stands for every octave's weights). Their
 gradients are analytic too (``specux::<op>_constants_backward``).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import inspect
 from typing import Any
 
@@ -84,7 +86,7 @@ def _factory(module: nn.Module, kwargs: dict[str, Any], trainable: tuple[str, ..
         chosen = tuple(want)
     else:
         raise TypeError(f"{name}: trainable must be True, False or a sequence of names; got {want!r}")
-    unknown = sorted(set(chosen) - set(trainable))
+    unknown = sorted(c for c in chosen if not any(fnmatch.fnmatchcase(c, t) for t in trainable))
     if unknown or (want is True and not trainable):
         offered = ", ".join(trainable) if trainable else "nothing (its tensors have no gradient)"
         raise ValueError(f"{name}: trainable {unknown or want!r} is not offered; trainable: {offered}")
@@ -393,14 +395,15 @@ class LFCC(nn.Module):
 
 
 class _ConstantQ(nn.Module):
-    """Shared construction of CQT / VQT: the frame weights of every octave as buffers ``weights_<i>``."""
+    """Shared construction of CQT / VQT: the frame weights of every octave as buffers ``weights_<i>``
+    (parameters with ``trainable=True``)."""
 
     _fn: Any = None
     _name = ""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()
-        kwargs = _factory(self, kwargs)
+        kwargs = _factory(self, kwargs, ("weights", "weights_*"))
         a = _merge(self._name, type(self)._fn, kwargs, skip=("dtype",))
         if a["tuning"] is None:
             raise ValueError(
@@ -439,6 +442,12 @@ class _ConstantQ(nn.Module):
             **kw,
         )
         self.n_octaves = len(bases)
+        names = tuple(f"weights_{i}" for i in range(self.n_octaves))
+        if "weights" in self.trainable:  # one name for the weights of every octave
+            self.trainable = names
+        elif set(self.trainable) - set(names):
+            have = ", ".join(names)
+            raise ValueError(f"{self._name}: trainable {self.trainable!r}; its weights are {have}")
         for i, (w, _) in enumerate(bases):
             _buffer(self, f"weights_{i}", w)
 
@@ -476,8 +485,8 @@ class CQT(_ConstantQ):
     **kwargs
         Those of :func:`specux.cqt`, with its defaults; ``tuning`` must be a number.
 
-    Buffers: ``weights_0 .. weights_<octaves - 1>`` (n_fft, 2 k), top octave first. ``forward(y)``: (..., n)
-    -> complex (..., n_bins, n_frames).
+    Buffers (parameters with ``trainable=True``): ``weights_0 .. weights_<octaves - 1>`` (n_fft, 2 k), top
+    octave first. ``forward(y)``: (..., n) -> complex (..., n_bins, n_frames).
     """
 
     _fn = specux.cqt

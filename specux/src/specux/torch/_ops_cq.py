@@ -212,6 +212,44 @@ def _(y, weights, *args):
 vqt_backward.register_fake(like_signal)
 
 
+def _vqt_weights_backward_kernel(grad, y, weights, *rest):
+    *args, needs = rest
+    p, bases = _vqt_resolve(y, weights, "vqt", *args)
+    arrays = _adjoint_cq.weights_grad(numpy_of(grad), numpy_of(y), p, bases, [bool(n) for n in needs])
+    return [
+        torch.from_numpy(np.ascontiguousarray(a)).to(t.dtype) if a is not None else grad.new_empty(0)
+        for a, t in zip(arrays, weights)
+    ]
+
+
+def _vqt_weights_backward_fake(grad, y, weights, *rest):
+    needs = rest[-1]
+    return [t.new_empty(t.shape) if n else grad.new_empty(0) for t, n in zip(weights, needs)]
+
+
+_weights_schema = torch.library.infer_schema(_vqt_signature, mutates_args=())
+_weights_schema = (
+    "(Tensor grad, " + _weights_schema[1 : _weights_schema.rindex(") -> ")] + ", bool[] needs) -> Tensor[]"
+)
+_vqt_weights_backward_kernel.__doc__ = "Gradients of specux::vqt's per-octave weights (one per octave)."
+vqt_weights_backward = torch.library.custom_op(
+    "specux::vqt_weights_backward",
+    _vqt_weights_backward_kernel,
+    mutates_args=(),
+    device_types="cpu",
+    schema=_weights_schema,
+)
+vqt_weights_backward.register_fake(_vqt_weights_backward_fake)
+
+
+def _weight_grads(ctx, grad, y, weights, vqt_args) -> list:
+    needs = [bool(n) for n in ctx.needs_input_grad[1]]
+    if not any(needs):
+        return [None] * ctx.n_weights
+    outs = vqt_weights_backward(grad, y, weights, *vqt_args, needs)
+    return [o if n else None for o, n in zip(outs, needs)]
+
+
 def _vqt_setup(ctx, inputs, output):
     ctx.save_for_backward(inputs[0], *inputs[1])
     ctx.args = inputs[2:]
@@ -221,18 +259,19 @@ def _vqt_setup(ctx, inputs, output):
 
 def _vqt_grad(ctx, grad):
     y, *weights = ctx.saved_tensors
-    if ctx.needs_input_grad[1]:
-        raise RuntimeError("specux vqt / cqt: gradients with respect to the octave weights are not computed")
-    gy = vqt_backward(grad.contiguous(), y, weights, *ctx.args) if ctx.needs_input_grad[0] else None
-    return (gy, [None] * ctx.n_weights) + (None,) * (ctx.n_inputs - 2)
+    grad = grad.contiguous()
+    gw = _weight_grads(ctx, grad, y, weights, ctx.args)
+    gy = vqt_backward(grad, y, weights, *ctx.args) if ctx.needs_input_grad[0] else None
+    return (gy, gw) + (None,) * (ctx.n_inputs - 2)
 
 
 def _cqt_grad(ctx, grad):
     y, *weights = ctx.saved_tensors
-    if ctx.needs_input_grad[1]:
-        raise RuntimeError("specux cqt: gradients with respect to the octave weights are not computed")
-    gy = vqt_backward(grad.contiguous(), y, weights, *_cqt_as_vqt(*ctx.args))
-    return (gy if ctx.needs_input_grad[0] else None, [None] * ctx.n_weights) + (None,) * (ctx.n_inputs - 2)
+    grad = grad.contiguous()
+    args = _cqt_as_vqt(*ctx.args)
+    gw = _weight_grads(ctx, grad, y, weights, args)
+    gy = vqt_backward(grad, y, weights, *args) if ctx.needs_input_grad[0] else None
+    return (gy, gw) + (None,) * (ctx.n_inputs - 2)
 
 
 vqt.register_autograd(_vqt_grad, setup_context=_vqt_setup)
@@ -488,7 +527,7 @@ def _chroma_cqt_setup(ctx, inputs, output):
 
 def _chroma_cqt_grad(ctx, grad):
     y, fold, *weights = ctx.saved_tensors
-    if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
+    if any(ctx.needs_input_grad[1]) or ctx.needs_input_grad[2]:
         raise RuntimeError("specux chroma_cqt: gradients with respect to the weights / fold are not computed")
     gy = (
         chroma_cqt_backward(grad.contiguous(), y, weights, fold, *ctx.args)
