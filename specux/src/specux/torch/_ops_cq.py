@@ -23,7 +23,7 @@ from specux.torch._adjoint_features import normalize_backward, power_grad
 from specux.torch._adjoint_stft import spectrum_adjoint, spectrum_tf
 from specux.torch._convert import check_cpu, complex_of, numpy_of, tensor_of
 from specux.torch._params import decode_spec, is_fake, stft_params
-from specux.torch._signal_op import define_signal_op, like_signal, op_from_signature
+from specux.torch._signal_op import define_signal_op, gradients_schema, like_signal, op_from_signature
 
 # --- parameters ---------------------------------------------------------------------------------------------
 
@@ -227,17 +227,13 @@ def _vqt_weights_backward_fake(grad, y, weights, *rest):
     return [t.new_empty(t.shape) if n else grad.new_empty(0) for t, n in zip(weights, needs)]
 
 
-_weights_schema = torch.library.infer_schema(_vqt_signature, mutates_args=())
-_weights_schema = (
-    "(Tensor grad, " + _weights_schema[1 : _weights_schema.rindex(") -> ")] + ", bool[] needs) -> Tensor[]"
-)
 _vqt_weights_backward_kernel.__doc__ = "Gradients of specux::vqt's per-octave weights (one per octave)."
 vqt_weights_backward = torch.library.custom_op(
     "specux::vqt_weights_backward",
     _vqt_weights_backward_kernel,
     mutates_args=(),
     device_types="cpu",
-    schema=_weights_schema,
+    schema=gradients_schema(_vqt_signature),
 )
 vqt_weights_backward.register_fake(_vqt_weights_backward_fake)
 

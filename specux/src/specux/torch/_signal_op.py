@@ -61,14 +61,18 @@ def _fit(a: np.ndarray, t: Tensor) -> Tensor:
     return torch.from_numpy(np.ascontiguousarray(a)).to(t.dtype)
 
 
+def gradients_schema(signature: Callable) -> str:
+    """Schema ``(Tensor grad, <signature's arguments>, bool[] needs) -> Tensor[]`` of an op that returns the
+    gradients of some of a forward op's tensor arguments."""
+    schema = torch.library.infer_schema(signature, mutates_args=())
+    return "(Tensor grad, " + schema[1 : schema.rindex(") -> ")] + ", bool[] needs) -> Tensor[]"
+
+
 def constants_op(name: str, signature: Callable, n_tensors: int, params: Callable, grads: Callable):
     """``specux::<name>_constants_backward(grad, <forward args>, needs) -> list of tensors``: the gradients
     of the forward's constant tensor arguments (arguments 1 .. ``n_tensors - 1``); an empty tensor where
     ``needs`` is False or the argument is None. ``grads(g, x, p, needs)`` is the NumPy kernel, returning one
     array (or None) per constant, in the kernels' own shapes."""
-    schema = torch.library.infer_schema(signature, mutates_args=())
-    schema = "(Tensor grad, " + schema[1 : schema.rindex(") -> ")] + ", bool[] needs) -> Tensor[]"
-
     def kernel(grad: Tensor, y: Tensor, *rest) -> list[Tensor]:
         *args, needs = rest
         p = params(y, *args)
@@ -87,7 +91,11 @@ def constants_op(name: str, signature: Callable, n_tensors: int, params: Callabl
 
     kernel.__doc__ = f"Gradients of specux::{name}'s window / filter bank / matrix arguments."
     op = torch.library.custom_op(
-        f"specux::{name}_constants_backward", kernel, mutates_args=(), device_types="cpu", schema=schema
+        f"specux::{name}_constants_backward",
+        kernel,
+        mutates_args=(),
+        device_types="cpu",
+        schema=gradients_schema(signature),
     )
     op.register_fake(fake)
     return op
