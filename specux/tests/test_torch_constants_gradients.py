@@ -90,18 +90,57 @@ def test_only_the_requested_constant_is_computed() -> None:
     assert basis.grad is not None and basis.grad.shape == basis.shape and w.grad is None and y.grad is None
 
 
-def test_opcheck_constants_backward_ops() -> None:
+def _constants_cases():
+    """(forward op, gradients op, tensor arguments, other arguments, needs) per op with constant gradients."""
+    from specux._filters.linear import linear
+    from specux.ops.cqt import octave_bases, validate_vqt, vqt_plan
+
     y, w = _signal().detach(), _window(64).detach()
     basis = torch.tensor(np.array(mel_bank(sr=SR, n_fft=64, n_mels=12), dtype=np.float64))
-    rest = (SR, 64, 16, None, True, None, 2.0, 12, 0.0, None, None, "auto", None)
-    grad = torch.randn_like(ops.melspectrogram(y, w, basis, "boxcar", *rest))
-    torch.library.opcheck(
-        ops.melspectrogram_constants_backward, (grad, y, w, basis, "boxcar", *rest, [True, True])
-    )
-    g = torch.randn_like(ops.stft(y, w, "boxcar", 64, 16, None, True, "constant", "complex"))
-    torch.library.opcheck(
-        ops.stft_constants_backward, (g, y, w, "boxcar", 64, 16, None, True, "constant", "complex", [True])
-    )
+    dct = torch.tensor(np.array(dct_matrix(8, 12, 2, "ortho", 0.0)))
+    bank = linear(sr=4000, n_fft=64, n_filter=12, f_min=0.0, f_max=None)
+    bank = torch.tensor(np.array(bank, dtype=np.float64))
+    lfcc_dct = torch.tensor(np.array(dct_matrix(6, 12, 2, "ortho", 0.0)))
+    mel_rest = (SR, 64, 16, None, True, None, 2.0, 12, 0.0, None, None, "auto", None)
+    mfcc_rest = (SR, 8, 2, "ortho", 0.0, 64, 16, None, True, None, 2.0, 12, 0.0, None, None, "auto", 8.0)
+    mfcc_rest = (*mfcc_rest, None)
+    lfcc_rest = (4000, 12, 0.0, None, 6, 2, "ortho", False, 64, None, None, 2.0, True, "reflect")
+    kw = dict(intervals="equal", gamma=0, tuning=0.0, window="hann", pad_mode="constant", dtype=None)
+    _, p = validate_vqt(y.numpy(), "cqt", sr=SR, hop_length=32, fmin=150.0, n_bins=12, bins_per_octave=6,
+                        filter_scale=1.0, norm=1.0, sparsity=0.01, scale=True, res_type="soxr_hq", **kw)
+    weights = [torch.tensor(np.array(a, dtype=np.float64)) for a, _ in octave_bases(p, vqt_plan(p))]
+    vqt_rest = (SR, 32, 150.0, 12, None, 0.0, 6, 0.0, 1.0, 1.0, 0.01, "hann", True, "constant", "soxr_hq")
+    return {
+        "stft": (ops.stft, ops.stft_constants_backward, (y, w),
+                 ("boxcar", 64, 16, None, True, "constant", "complex"), [True]),
+        "melspectrogram": (ops.melspectrogram, ops.melspectrogram_constants_backward, (y, w, basis),
+                           ("boxcar", *mel_rest), [True, True]),
+        "mfcc": (ops.mfcc, ops.mfcc_constants_backward, (y, w, basis, dct), ("boxcar", *mfcc_rest),
+                 [True, False, True]),
+        "lfcc": (ops.lfcc, ops.lfcc_constants_backward, (y, w, bank, lfcc_dct), ("boxcar", *lfcc_rest),
+                 [False, True, True]),
+        "vqt": (ops.vqt, ops.vqt_weights_backward, (y, weights), vqt_rest, [True, False]),
+    }
+
+
+@pytest.mark.parametrize("name", ["stft", "melspectrogram", "mfcc", "lfcc", "vqt"])
+def test_opcheck_constants_backward_ops(name: str) -> None:
+    forward, backward, tensors, rest, needs = _constants_cases()[name]
+    grad = torch.randn_like(forward(*tensors, *rest))
+    torch.library.opcheck(backward, (grad, *tensors, *rest, needs))
+
+
+@pytest.mark.parametrize("name", ["stft", "melspectrogram", "mfcc", "lfcc", "vqt"])
+def test_constants_gradients_bitwise_reproducible(name: str) -> None:
+    from specux._determinism import deterministic
+
+    forward, backward, tensors, rest, needs = _constants_cases()[name]
+    tensors = tuple(t.float() if isinstance(t, torch.Tensor) else [w.float() for w in t] for t in tensors)
+    grad = torch.randn_like(forward(*tensors, *rest))
+    with deterministic(True):
+        a = backward(grad, *tensors, *rest, needs)
+        b = backward(grad, *tensors, *rest, needs)
+    assert all(torch.equal(u, v) for u, v in zip(a, b))
 
 
 @pytest.mark.parametrize(
