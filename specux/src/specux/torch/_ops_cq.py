@@ -23,7 +23,13 @@ from specux.torch._adjoint_features import normalize_backward, power_grad
 from specux.torch._adjoint_stft import spectrum_adjoint, spectrum_tf
 from specux.torch._convert import check_cpu, complex_of, numpy_of, tensor_of
 from specux.torch._params import decode_spec, is_fake, stft_params
-from specux.torch._signal_op import define_signal_op, gradients_schema, like_signal, op_from_signature
+from specux.torch._signal_op import (
+    define_signal_op,
+    gradients_schema,
+    like_signal,
+    one_blas_thread,
+    op_from_signature,
+)
 
 # --- parameters ---------------------------------------------------------------------------------------------
 
@@ -230,7 +236,7 @@ def _vqt_weights_backward_fake(grad, y, weights, *rest):
 _vqt_weights_backward_kernel.__doc__ = "Gradients of specux::vqt's per-octave weights (one per octave)."
 vqt_weights_backward = torch.library.custom_op(
     "specux::vqt_weights_backward",
-    _vqt_weights_backward_kernel,
+    one_blas_thread(_vqt_weights_backward_kernel),
     mutates_args=(),
     device_types="cpu",
     schema=gradients_schema(_vqt_signature),
