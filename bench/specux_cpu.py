@@ -9,8 +9,9 @@ Data sets (``--quick`` shrinks them for a short check):
 
 Operations: stft, istft, melspectrogram, mfcc, cqt, chroma_stft, fftconvolve. Every implementation gets the
 same parameters (periodic Hann window, centred frames padded with zeros, the same mel bank type); specux runs
-with ``backend="cpu"``. The implementations of one operation are timed in turns (``--warmup`` untimed calls
-each, then ``--repeat`` rounds of one call each) and the fastest call of each is kept.
+with ``backend="cpu"``. The implementations of one operation are timed one after the other, with a pause
+between them (``--warmup`` untimed calls, then ``--repeat`` timed calls in a row), and the fastest call of
+each is kept.
 
 The table gives times and ratios specux / peer: a ratio below 1 means specux is faster. The last column is the
 ratio to the fastest peer of that row. Each peer's output is also compared with specux's (largest difference
@@ -35,7 +36,7 @@ import scipy.signal
 from _common import (
     fmt_ratio,
     fmt_seconds,
-    interleaved,
+    in_blocks,
     machine,
     markdown_table,
     ratio,
@@ -240,7 +241,7 @@ def rel_diff(a: Any, b: Any) -> float | None:
 
 
 def run_case(d: Data, op: str, repeat: int, warmup: int) -> dict[str, Any]:
-    times = interleaved(OPS[op](d), repeat=repeat, warmup=warmup)
+    times = in_blocks(OPS[op](d), repeat=repeat, warmup=warmup)
     outs = {name: t.pop("result") for name, t in times.items()}
     outs = {name: out.numpy() if hasattr(out, "numpy") else out for name, out in outs.items()}
     diffs = {name: rel_diff(outs["specux"], out) for name, out in outs.items() if name != "specux"}
@@ -341,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     m = meta["machine"]
     print(f"specux CPU benchmark, {m['date_utc']}, {m['cpu']} ({m['usable_cores']} cores usable), "
           f"load average {m['loadavg_start'][0]:.1f} -> {m['loadavg_end'][0]:.1f}")
-    print(f"fastest of {args.repeat} calls taken in turns, after {args.warmup} warm-up; cells: time "
+    print(f"fastest of {args.repeat} calls in a row, after {args.warmup} warm-up; cells: time "
           "(specux / peer); a ratio below 1 means specux is faster\n")
     print(table(rows))
     print("\nThe same runs in process CPU time (all threads added up; steadier than wall time on a loaded "

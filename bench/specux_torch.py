@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import fmt_ratio, fmt_seconds, interleaved, machine, markdown_table, versions, write_json
+from _common import fmt_ratio, fmt_seconds, in_blocks, machine, markdown_table, versions, write_json
 
 SR = 16000
 N_FFT, HOP, N_MELS = 1024, 256, 80
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                 f(y).sum().backward()
                 return None
 
-            times = interleaved({k: (lambda f=f: run(f)) for k, f in impls.items()}, repeat=args.repeat)
+            times = in_blocks({k: (lambda f=f: run(f)) for k, f in impls.items()}, repeat=args.repeat)
             spec = times["specux"]["best"]
             peer = next((k for k in impls if k != "specux"), None)
             ratio = spec / times[peer]["best"] if peer else None
