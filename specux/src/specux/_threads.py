@@ -1,4 +1,5 @@
-"""Limiting BLAS to one thread around small matrix products (through threadpoolctl, when it is installed).
+"""Threads of the CPU backend: limiting BLAS to one thread around small matrix products (through
+threadpoolctl, when it is installed), and one shared pool for work split into independent blocks.
 
 BLAS thread counts are process-wide. Calls that overlap in several threads share one limit: the first to enter
 sets it, the last to leave restores the original count, so concurrent callers never leave the process limited.
@@ -8,8 +9,10 @@ them, never different results).
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import functools
+import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -51,3 +54,19 @@ def single_threaded_blas() -> Iterator[None]:
             if _active == 0:
                 _limiter.restore_original_limits()
                 _limiter = None
+
+
+@functools.cache
+def pool() -> concurrent.futures.ThreadPoolExecutor:
+    """One worker per core, shared by the CPU kernels that split their work into independent blocks."""
+    return concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="specux-cpu")
+
+
+def for_each(fn, jobs: list) -> None:
+    """``fn(job)`` for every job, on the shared pool when there are several jobs and cores, else in turn."""
+    if len(jobs) > 1 and (os.cpu_count() or 1) > 1:
+        for _ in pool().map(fn, jobs):
+            pass
+    else:
+        for job in jobs:
+            fn(job)
