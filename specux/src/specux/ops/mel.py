@@ -10,9 +10,10 @@ from specux import _dispatch, _validate
 from specux._filters.mel import mel as mel_bank
 from specux._filters.mel import mel_torchaudio
 from specux._linalg import apply_along_rows
+from specux._threads import single_threaded_blas
 from specux._torch_hook import torch_route
 from specux._validate import MelParams
-from specux.ops.stft import _power_tf, _spectrum_tf, stft_validate
+from specux.ops.stft import _power_tf, spectrum_blocks, stft_validate
 
 __all__ = ["melspectrogram"]
 
@@ -31,9 +32,17 @@ def _bank_spectrogram(x: np.ndarray, p: MelParams) -> np.ndarray:
         return apply_along_rows(basis, np.asarray(x, dtype=p.dtype))
     y = np.asarray(x, dtype=p.dtype)
     batch = y.shape[:-1]
-    P = _power_tf(_spectrum_tf(y.reshape(-1, y.shape[-1]), p.stft), p.power)  # (B, T, F)
-    B, T, F = P.shape
-    out = (P.reshape(B * T, F) @ basis.T).reshape(B, T, -1)  # one GEMM over all frames
+    y = y.reshape(-1, y.shape[-1])
+    basis_t = np.ascontiguousarray(basis.T)
+    out = np.empty((y.shape[0], p.stft.n_frames, basis.shape[0]), dtype=p.dtype)  # (B, T, bands)
+
+    def bands(b: int, t0: int, X: np.ndarray) -> None:
+        # power and bank product on the block the FFT just wrote, while it is in cache
+        np.matmul(_power_tf(X, p.power), basis_t, out=out[b, t0 : t0 + X.shape[0]])
+
+    # the blocks run on the pool's threads: one BLAS thread each
+    with single_threaded_blas():
+        spectrum_blocks(y, p.stft, bands)
     return out.reshape(batch + out.shape[1:]).swapaxes(-1, -2)
 
 
