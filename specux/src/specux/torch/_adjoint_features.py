@@ -12,11 +12,12 @@ import math
 
 import numpy as np
 
+from specux._threads import single_threaded_blas
 from specux._validate import CepstralParams, MelParams
 from specux.ops.cepstral import _log
 from specux.ops.mel import _bank_spectrogram
-from specux.ops.stft import _power_tf
-from specux.torch._adjoint_stft import spectrum_adjoint, spectrum_tf, window_grad
+from specux.ops.stft import _power_tf, spectrum_blocks
+from specux.torch._adjoint_stft import frames_adjoint, frames_to_signal, spectrum_tf, window_grad
 
 _LN10 = math.log(10.0)
 
@@ -38,14 +39,26 @@ def power_grad(X: np.ndarray, gP: np.ndarray, power: float) -> np.ndarray:
 
 def bank_backward(g: np.ndarray, y: np.ndarray, p: MelParams) -> np.ndarray:
     """Gradient of ``basis @ |stft(y)| ** power`` with respect to ``y`` (..., L), given ``g`` (..., bands,
-    T)."""
+    T).
+
+    Block by block of frames, as the forward computes them (:func:`specux.ops.stft.spectrum_blocks`): the
+    spectrum, the gradient of the power, then of the frames, while the block is in cache; only the frames'
+    gradients are kept for the overlap-add.
+    """
     basis = p.basis.astype(p.dtype, copy=False)
-    X = spectrum_tf(y, p.stft)  # (B, T, F)
-    B, T, _ = X.shape
-    gb = np.asarray(g, dtype=p.dtype).reshape(B, -1, T).swapaxes(-1, -2)  # (B, T, bands)
-    gP = (gb.reshape(B * T, -1) @ basis).reshape(B, T, -1)
-    gX = power_grad(X, gP, p.power)
-    return spectrum_adjoint(gX, p.stft).reshape(y.shape)
+    x = np.asarray(y, dtype=p.dtype).reshape(-1, y.shape[-1])
+    B, T = x.shape[0], p.stft.n_frames
+    gb = np.asarray(g, dtype=p.dtype).reshape(B, -1, T)  # (B, bands, T)
+    frames = np.empty((B, T, p.stft.n_fft), dtype=p.dtype)
+
+    def block(b: int, t0: int, X: np.ndarray) -> None:
+        t1 = t0 + X.shape[0]
+        gP = gb[b, :, t0:t1].T @ basis  # (frames, F)
+        frames[b, t0:t1] = frames_adjoint(power_grad(X, gP, p.power), p.stft, workers=1)
+
+    with single_threaded_blas():
+        spectrum_blocks(x, p.stft, block)
+    return frames_to_signal(frames, p.stft).reshape(y.shape)
 
 
 def bank_constant_grads(

@@ -66,7 +66,7 @@ def unpad(grad_padded: np.ndarray, length: int, pad: int, pad_mode: str) -> np.n
     return grad
 
 
-def r2c_adjoint(g: np.ndarray, n: int, axis: int = -1) -> np.ndarray:
+def r2c_adjoint(g: np.ndarray, n: int, axis: int = -1, workers: int = -1) -> np.ndarray:
     """Adjoint of the unnormalised one-sided real DFT ``rfft(x, n)``: ``Re(F^H g)``, real of length ``n``.
 
     Bins other than 0 and (for even ``n``) ``n / 2`` stand for a conjugate pair, so they are halved before an
@@ -78,7 +78,7 @@ def r2c_adjoint(g: np.ndarray, n: int, axis: int = -1) -> np.ndarray:
     inner = slice(1, last)
     index[axis] = inner
     h[tuple(index)] *= 0.5
-    return scipy.fft.irfft(h, n=n, axis=axis, norm="forward", workers=-1)
+    return scipy.fft.irfft(h, n=n, axis=axis, norm="forward", workers=workers, overwrite_x=True)
 
 
 def c2r_adjoint(g: np.ndarray, n_bins: int, axis: int = -1) -> np.ndarray:

@@ -67,13 +67,24 @@ def window_grad(G_tf: np.ndarray, y: np.ndarray, p: StftParams) -> np.ndarray:
     return gw
 
 
-def spectrum_adjoint(G_tf: np.ndarray, p: StftParams) -> np.ndarray:
-    """Adjoint of :func:`spectrum_tf` (linear in the signal): complex (B, T, F) -> real (B, L)."""
-    frames = r2c_adjoint(G_tf, p.n_fft, axis=-1).astype(p.dtype, copy=False)
+def frames_adjoint(G: np.ndarray, p: StftParams, workers: int = -1) -> np.ndarray:
+    """Gradient of the raw frames (..., n_fft) given the gradient ``G`` (..., F) of their spectra: the
+    one-sided FFT's adjoint times the window."""
+    frames = r2c_adjoint(G, p.n_fft, axis=-1, workers=workers).astype(p.dtype, copy=False)
     frames *= p.window.astype(p.dtype)
+    return frames
+
+
+def frames_to_signal(frames: np.ndarray, p: StftParams) -> np.ndarray:
+    """Adjoint of framing the (padded) signal: frame gradients (B, T, n_fft) -> signal gradient (B, L)."""
     padded = overlap_add(frames, p.hop_length, _padded_length(p))
     pad = p.n_fft // 2 if p.center else 0
     return unpad(padded, p.length, pad, p.pad_mode)
+
+
+def spectrum_adjoint(G_tf: np.ndarray, p: StftParams) -> np.ndarray:
+    """Adjoint of :func:`spectrum_tf` (linear in the signal): complex (B, T, F) -> real (B, L)."""
+    return frames_to_signal(frames_adjoint(G_tf, p), p)
 
 
 def stft_backward(
