@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from specux._validate import IstftParams, StftParams
-from specux.ops.stft import _raw_frames, _spectrum_tf, _window_sumsquare
+from specux.ops.stft import _raw_frames, _spectrum_tf, _window_sumsquare, spectrum_blocks
 from specux.torch._adjoint_frames import c2r_adjoint, frame, overlap_add, r2c_adjoint, unpad
 
 
@@ -41,7 +41,11 @@ def complex_grad_tf(grad: np.ndarray, y: np.ndarray | None, p: StftParams, outpu
     g = g.reshape(-1, F, p.n_frames).swapaxes(-1, -2)
     if output in ("complex", "real_imag"):
         return g
-    X = spectrum_tf(y, p)
+    return _modulus_grad(g, spectrum_tf(y, p), output)
+
+
+def _modulus_grad(g: np.ndarray, X: np.ndarray, output: str) -> np.ndarray:
+    """Gradient with respect to ``X`` of ``|X| ** 2`` (``power``) or ``|X|`` (``magnitude``), given ``g``."""
     if output == "power":
         return (2.0 * g) * X
     mag = np.abs(X)
@@ -90,9 +94,23 @@ def spectrum_adjoint(G_tf: np.ndarray, p: StftParams) -> np.ndarray:
 def stft_backward(
     grad: np.ndarray, y: np.ndarray | None, p: StftParams, batch: tuple[int, ...]
 ) -> np.ndarray:
-    """Gradient of stft with respect to ``y`` (shape ``batch + (L,)``), given the gradient of its output."""
-    G = complex_grad_tf(grad, y, p, p.output)
-    return spectrum_adjoint(G, p).reshape((*batch, p.length))
+    """Gradient of stft with respect to ``y`` (shape ``batch + (L,)``), given the gradient of its output.
+
+    The ``power`` and ``magnitude`` outputs need the spectrum again: it is recomputed block by block of frames
+    (:func:`specux.ops.stft.spectrum_blocks`) and taken back to the frames' gradients while in cache.
+    """
+    if p.output in ("complex", "real_imag"):
+        return spectrum_adjoint(complex_grad_tf(grad, y, p, p.output), p).reshape((*batch, p.length))
+    x = np.asarray(y, dtype=p.dtype).reshape(-1, p.length)
+    g = np.asarray(grad).reshape(-1, p.n_fft // 2 + 1, p.n_frames)
+    frames = np.empty((x.shape[0], p.n_frames, p.n_fft), dtype=p.dtype)
+
+    def block(b: int, t0: int, X: np.ndarray) -> None:
+        t1 = t0 + X.shape[0]
+        frames[b, t0:t1] = frames_adjoint(_modulus_grad(g[b, :, t0:t1].T, X, p.output), p, workers=1)
+
+    spectrum_blocks(x, p, block)
+    return frames_to_signal(frames, p).reshape((*batch, p.length))
 
 
 def istft_adjoint(grad: np.ndarray, p: IstftParams, n_bins: int, frames_in: int) -> np.ndarray:
