@@ -156,14 +156,7 @@ def _octave_response(
     filter side by side) is one row of k complex responses: one real matrix product per block of frames.
     ``pad_mode=None``: ``x`` already carries its ``n_fft // 2`` samples of padding on both sides.
     """
-    pad = n_fft // 2
-    padded = x if pad_mode is None else np.pad(x, [(0, 0), (pad, pad)], mode=pad_mode)
-    frames = np.lib.stride_tricks.as_strided(
-        padded,
-        shape=(padded.shape[0], n_frames, n_fft),
-        strides=(padded.strides[0], padded.strides[1] * hop, padded.strides[1]),
-        writeable=False,
-    )
+    frames = octave_frames(x, n_fft, hop, pad_mode, n_frames)
     block = max(_MIN_BLOCK_FRAMES, _BLOCK_SAMPLES // n_fft)
     for b in range(x.shape[0]):
         for t0 in range(0, n_frames, block):
@@ -236,12 +229,10 @@ def output_frames(n: int, plan: VqtPlan, bases: list[tuple[np.ndarray, int]]) ->
     return min(counts)
 
 
-def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
-    """The CPU implementation: ``y`` (..., n) numpy, float32 / float64 -> (..., n_bins, n_frames) complex."""
-    plan = vqt_plan(p)
-    cdtype = np.dtype(p.dtype)
-    rdtype = np.finfo(cdtype).dtype
-    lead = y.shape[:-1]
+def early_signal(y: np.ndarray, p: VqtParams, plan: VqtPlan) -> np.ndarray:
+    """``y`` (..., n) as rows (B, n) of the real precision, downsampled before the first octave when ``plan``
+    says so (librosa's early downsampling)."""
+    rdtype = np.finfo(np.dtype(p.dtype)).dtype
     x = np.ascontiguousarray(y.reshape(-1, y.shape[-1]), dtype=rdtype)
     if plan.early_factor > 1:
         if x.shape[-1] < plan.early_factor:
@@ -253,7 +244,28 @@ def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
         x = downsample(x, plan.early_factor, p.res_type)
         if not p.scale:
             x = x * rdtype.type(np.sqrt(plan.early_factor))
+    return x
 
+
+def octave_frames(x: np.ndarray, n_fft: int, hop: int, pad_mode: str | None, n_frames: int) -> np.ndarray:
+    """The centred frames (batch, n_frames, n_fft) of ``x`` (batch, n), a read-only strided view of the padded
+    signal. ``pad_mode=None``: ``x`` already carries its ``n_fft // 2`` samples of padding on both sides."""
+    pad = n_fft // 2
+    padded = x if pad_mode is None else np.pad(x, [(0, 0), (pad, pad)], mode=pad_mode)
+    return np.lib.stride_tricks.as_strided(
+        padded,
+        shape=(padded.shape[0], n_frames, n_fft),
+        strides=(padded.strides[0], padded.strides[1] * hop, padded.strides[1]),
+        writeable=False,
+    )
+
+
+def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
+    """The CPU implementation: ``y`` (..., n) numpy, float32 / float64 -> (..., n_bins, n_frames) complex."""
+    plan = vqt_plan(p)
+    cdtype = np.dtype(p.dtype)
+    lead = y.shape[:-1]
+    x = early_signal(y, p, plan)
     bases = octave_bases(p, plan)
     n_frames = output_frames(y.shape[-1], plan, bases)
 

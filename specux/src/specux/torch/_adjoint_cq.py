@@ -15,28 +15,24 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
-from specux._resample import downsample
 from specux._resample_linear import downsample_adjoint
-from specux.ops.cqt import VqtParams, _n_frames, _octave_response, vqt_plan
+from specux.ops.cqt import (
+    VqtParams,
+    _n_frames,
+    _octave_response,
+    _octave_signals,
+    early_signal,
+    octave_frames,
+    vqt_plan,
+)
 from specux.torch._adjoint_frames import overlap_add, unpad
 
 
 def _octave_inputs(y: np.ndarray, p: VqtParams, bases: list[tuple[np.ndarray, int]]):
     """(signals read by each octave (B, n_octave), output frame count T) for ``y`` (..., n)."""
     plan = vqt_plan(p)
-    rdtype = np.finfo(np.dtype(p.dtype)).dtype
-    x = np.ascontiguousarray(y.reshape(-1, y.shape[-1]), dtype=rdtype)
-    if plan.early_factor > 1:
-        x = downsample(x, plan.early_factor, p.res_type)
-        if not p.scale:
-            x = x * rdtype.type(np.sqrt(plan.early_factor))
-    signals = []
-    for i, octave in enumerate(plan.octaves):
-        if i > 0 and octave.sr != plan.octaves[i - 1].sr:
-            x = downsample(x, 2, p.res_type)
-        signals.append(x)
+    signals = list(_octave_signals(early_signal(y, p, plan), plan, p.res_type))
     T = min(_n_frames(s.shape[-1], n_fft, o.hop) for s, (_, n_fft), o in zip(signals, bases, plan.octaves))
     return signals, T
 
@@ -74,9 +70,7 @@ def weights_grad(
         if not need:
             out.append(None)
             continue
-        pad = n_fft // 2
-        padded = np.pad(s, [(0, 0), (pad, pad)], mode=p.pad_mode)
-        frames = sliding_window_view(padded, n_fft, axis=-1)[:, :: octave.hop][:, :T]  # (B, T, n_fft)
+        frames = octave_frames(s, n_fft, octave.hop, p.pad_mode, T)  # (B, T, n_fft)
         go = np.ascontiguousarray(G[:, octave.rows, :T].swapaxes(1, 2), dtype=np.dtype(p.dtype))  # (B, T, k)
         gv = go.view(rdtype)  # (B, T, 2 k): real and imaginary parts interleaved, as the weights' columns
         out.append(np.einsum("btn,btc->nc", frames, gv))

@@ -25,6 +25,7 @@ from specux.torch._convert import check_cpu, complex_of, numpy_of, tensor_of
 from specux.torch._params import decode_spec, is_fake, stft_params
 from specux.torch._signal_op import (
     define_signal_op,
+    gradient_like,
     gradients_schema,
     like_signal,
     one_blas_thread,
@@ -223,7 +224,7 @@ def _vqt_weights_backward_kernel(grad, y, weights, *rest):
     p, bases = _vqt_resolve(y, weights, "vqt", *args)
     arrays = _adjoint_cq.weights_grad(numpy_of(grad), numpy_of(y), p, bases, [bool(n) for n in needs])
     return [
-        torch.from_numpy(np.ascontiguousarray(a)).to(t.dtype) if a is not None else grad.new_empty(0)
+        gradient_like(a, t) if a is not None else grad.new_empty(0)
         for a, t in zip(arrays, weights)
     ]
 

@@ -71,7 +71,7 @@ def register_autograd(
     forward.register_autograd(grad_fn, setup_context=setup)
 
 
-def _fit(a: np.ndarray, t: Tensor) -> Tensor:
+def gradient_like(a: np.ndarray, t: Tensor) -> Tensor:
     """The gradient ``a`` of a kernel-side constant as a tensor shaped like the argument ``t``: a window
     passed with ``win_length`` samples gets the centre of the ``n_fft``-long gradient (``pad_center``)."""
     if t.dim() == 1 and a.shape[0] != t.shape[0]:
@@ -97,7 +97,7 @@ def constants_op(name: str, signature: Callable, n_tensors: int, params: Callabl
         p = params(y, *args)
         arrays = grads(numpy_of(grad), numpy_of(y), p, tuple(bool(n) for n in needs))
         return [
-            _fit(a, t) if (n and t is not None and a is not None) else grad.new_empty(0)
+            gradient_like(a, t) if (n and t is not None and a is not None) else grad.new_empty(0)
             for t, a, n in zip(args[: n_tensors - 1], arrays, needs)
         ]
 
