@@ -227,6 +227,37 @@ def test_batch_dimensions_match_single_channels():
     np.testing.assert_allclose(got, librosa.cqt(y, sr=SR, hop_length=256), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"pad_mode": "reflect", "hop_length": 384},
+        {"pad_mode": "wrap", "res_type": "polyphase"},
+        {"pad_mode": "edge", "hop_length": 255, "n_bins": 48, "fmin": 110.0},  # odd hop: stages shared
+        {"hop_length": 2048, "n_bins": 24, "fmin": 30.0, "res_type": "soxr_vhq"},  # early downsampling
+    ],
+)
+def test_one_long_signal_gives_the_numbers_of_the_batch_path(kw):
+    # one signal runs its chain of halvings as a two-thread pipeline fed in pieces of 2 ** 17 samples; a
+    # batch runs each row's chain in one go: the numbers must be the same, bit for bit
+    y = np.random.default_rng(5).standard_normal((2, 300_001)).astype(np.float32)
+    batch = specux.cqt(y, sr=SR, **kw)
+    for row, expected in zip(y, batch):
+        np.testing.assert_array_equal(specux.cqt(row, sr=SR, **kw), expected)
+
+
+@pytest.mark.parametrize("pad_mode", ["constant", "reflect", "edge", "symmetric", "wrap"])
+@pytest.mark.parametrize("seconds", [0.02, 0.05, 0.6])
+def test_padded_ends_match_the_reference(pad_mode, seconds, error_table):
+    # frames inside the signal are read in place and only the ends are padded, except where the signal is
+    # too short for that (or wrap padding reads the other end): all must equal padding the whole signal
+    y = signal("chirp", seconds=seconds)
+    kw = {"pad_mode": pad_mode, "hop_length": 64, "n_bins": 36, "fmin": 220.0}
+    expected = ref.vqt(y, sr=SR, gamma=0, **kw)
+    got = specux.cqt(y, sr=SR, **kw)
+    check(error_table, "cqt", "NumPy reference", "reference", got, expected, np.float64)
+
+
 def test_torch_tensor_in_torch_tensor_out():
     torch = pytest.importorskip("torch")
     y = signal("chirp", 0.5, dtype=np.float32)

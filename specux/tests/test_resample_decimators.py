@@ -11,7 +11,7 @@ import threading
 import numpy as np
 import pytest
 
-from specux._resample import SOXR_QUALITIES, downsample
+from specux._resample import SOXR_QUALITIES, StreamDownsampler, downsample
 from specux._resample_linear import downsample_adjoint, linear_form
 
 soxr = pytest.importorskip("soxr")
@@ -43,6 +43,19 @@ def test_rows_match_one_soxr_call_each(quality: str, dtype) -> None:
     assert y.dtype == dtype and y.shape == (3, 501)
     for row, out in zip(x, y):
         np.testing.assert_array_equal(out, soxr.resample(row, 2, 1, quality=quality))
+
+
+@pytest.mark.parametrize("n", [1, 2, 999, 1000, 70_001])
+def test_a_signal_fed_in_pieces_gives_the_one_call_numbers(n: int) -> None:
+    x = np.random.default_rng(n).standard_normal((1, n)).astype(np.float32)
+    expected = downsample(x, 2, "soxr_hq")[0]
+    dest = np.full(expected.shape, np.nan, np.float32)
+    stream = StreamDownsampler(2, "soxr_hq", dest)
+    cuts = np.sort(np.random.default_rng(0).integers(0, n + 1, size=6))  # pieces of every size, empty too
+    pieces = np.split(x[0], cuts)
+    written = [stream.push(piece, last=i == len(pieces) - 1) for i, piece in enumerate(pieces)]
+    np.testing.assert_array_equal(dest, expected)
+    np.testing.assert_array_equal(np.concatenate(written), expected)
 
 
 def test_threads_do_not_share_a_resampler_state() -> None:

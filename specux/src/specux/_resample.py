@@ -45,9 +45,7 @@ def check_res_type(res_type: str) -> None:
             ) from exc
 
 
-def downsample(
-    y: np.ndarray, factor: int, res_type: str, *, scale: bool = True, margin: int = 0
-) -> np.ndarray:
+def downsample(y: np.ndarray, factor: int, res_type: str, *, scale: bool = True) -> np.ndarray:
     """Resample ``y`` along its last axis from rate ``factor`` to rate 1.
 
     Parameters
@@ -61,32 +59,69 @@ def downsample(
     scale : bool
         Multiply by ``sqrt(factor)`` (librosa's ``scale=True``), which keeps the energy per unit time. Callers
         that fold this factor into later weights pass False and save a pass over the signal.
-    margin : int
-        Zeros to put on both sides of every output row (a caller's centre padding, so that it needs no copy).
 
     Returns
     -------
-    ndarray, shape (batch, ceil(n / factor) + 2 margin), same dtype as ``y``
+    ndarray, shape (batch, ceil(n / factor)), same dtype as ``y``
     """
     n_out = math.ceil(y.shape[-1] / factor)
     rows = y.reshape(-1, y.shape[-1])
-    out = np.zeros((rows.shape[0], n_out + 2 * margin), dtype=y.dtype)
-    body = out[:, margin : margin + n_out]
+    out = np.zeros((rows.shape[0], n_out), dtype=y.dtype)
     # as librosa: divided by sqrt(1 / factor), computed in double precision
     divisor = np.sqrt(1.0 / factor) if scale else 1.0
     if res_type == "polyphase":
         r = _fix_length(scipy.signal.resample_poly(rows, 1, factor, axis=-1), n_out)
-        np.divide(r.astype(y.dtype, copy=False), divisor, out=body, casting="same_kind")
+        np.divide(r.astype(y.dtype, copy=False), divisor, out=out, casting="same_kind")
     else:
         # One 1-D call per row: libsoxr's multi-channel path interleaves the channels and needs transposes
         # on both sides, which took twice the time of the filtering itself (measured on 16 x 160000 rows).
         stream = _soxr_stream(factor, res_type, y.dtype)
-        for row, dest in zip(rows, body):
+        for row, dest in zip(rows, out):
             r = stream.resample_chunk(np.ascontiguousarray(row), last=True)
             stream.clear()
             k = min(n_out, r.shape[-1])
             np.divide(r[:k], divisor, out=dest[:k], casting="same_kind")
-    return out.reshape(*y.shape[:-1], n_out + 2 * margin)
+    return out.reshape(*y.shape[:-1], n_out)
+
+
+class StreamDownsampler:
+    """libsoxr downsampling of one signal that arrives in pieces, written into a preallocated row.
+
+    The pieces may have any lengths: libsoxr buffers its input, so the output is bitwise that of one
+    :func:`downsample` call on the whole signal (``scale=True``). This lets a chain of halvings run as a
+    pipeline, each stage consuming what the one before it has written so far.
+
+    Parameters
+    ----------
+    factor : int >= 2
+        Decimation factor.
+    res_type : str
+        One of :data:`SOXR_QUALITIES`.
+    dest : ndarray, shape (ceil(n / factor),)
+        Where the output goes, in order. Its samples past libsoxr's output (libsoxr gives ``round(n /
+        factor)``) are set to zero at the end, as :func:`downsample` leaves them.
+    """
+
+    def __init__(self, factor: int, res_type: str, dest: np.ndarray) -> None:
+        import soxr
+
+        self._stream = soxr.ResampleStream(factor, 1, 1, dtype=dest.dtype.name, quality=res_type)
+        self._dest = dest
+        self._written = 0
+        self._divisor = np.sqrt(1.0 / factor)
+
+    def push(self, piece: np.ndarray, last: bool = False) -> np.ndarray:
+        """Feed the next ``piece`` of the input (``last``: the end of the signal); return the view of
+        ``dest`` that it completed (possibly empty; after the last piece, up to the end of ``dest``)."""
+        start = self._written
+        r = self._stream.resample_chunk(np.ascontiguousarray(piece, dtype=self._dest.dtype), last=last)
+        k = min(self._dest.shape[0] - start, r.shape[-1])
+        np.divide(r[:k], self._divisor, out=self._dest[start : start + k], casting="same_kind")
+        self._written += k
+        if last:
+            self._dest[self._written :] = 0
+            self._written = self._dest.shape[0]
+        return self._dest[start : self._written]
 
 
 def _soxr_stream(factor: int, res_type: str, dtype: np.dtype) -> Any:

@@ -15,6 +15,7 @@ import concurrent.futures
 import math
 import numbers
 import os
+import queue
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +24,8 @@ import numpy as np
 from specux import _arrays, _validate
 from specux._dispatch import prepare
 from specux._filters import constant_q as cqf
-from specux._resample import check_res_type, downsample
-from specux._threads import single_threaded_blas
+from specux._resample import SOXR_QUALITIES, StreamDownsampler, check_res_type, downsample
+from specux._threads import pool, single_threaded_blas
 from specux._torch_hook import torch_route
 from specux.ops.tuning import estimate_tuning
 
@@ -36,6 +37,9 @@ _BLOCK_SAMPLES = 1 << 16
 _MIN_BLOCK_FRAMES = 64
 #: rows of a batch that one pool task takes through all octaves of the multirate transform
 _ROWS_PER_TASK = 4
+#: input samples per piece of the pipelined chain of halvings of one signal: a few dozen pieces for a
+#: clip of minutes (each piece costs a few calls into libsoxr), one for a short one
+_CHAIN_PIECE = 1 << 17
 
 
 @dataclass(frozen=True)
@@ -146,20 +150,62 @@ def _octave_response(
     weights: np.ndarray,
     n_fft: int,
     hop: int,
-    pad_mode: str | None,
+    pad_mode: str,
     n_frames: int,
     out: np.ndarray,
 ) -> None:
     """Write the responses of one octave's filters into ``out`` (batch, k, n_frames), complex.
 
     Each centred frame of ``x`` (batch, n) times ``weights`` (n_fft, 2 k; real and imaginary part of each
-    filter side by side) is one row of k complex responses: one real matrix product per block of frames.
-    ``pad_mode=None``: ``x`` already carries its ``n_fft // 2`` samples of padding on both sides.
+    filter side by side) is one row of k complex responses. The frames that lie inside ``x`` are read from it
+    in place; only the few at each end that reach into the padding are taken from padded copies of the ends
+    (padding a whole signal of minutes was a copy as long as the products themselves).
     """
-    frames = octave_frames(x, n_fft, hop, pad_mode, n_frames)
+    pad = n_fft // 2
+    n = x.shape[1]
+    head = min(n_frames, -(-pad // hop))  # frames that start before x[0]
+    inner_end = min(n_frames, (n + pad - n_fft) // hop + 1) if n + pad >= n_fft else 0
+    # the ends are padded from pad + 1 samples or more, as many as reflect / symmetric read there
+    left_need = max((head - 1) * hop + n_fft - pad, pad + 1)
+    right_start = min(inner_end * hop - pad, n - pad - 1)
+    if pad_mode == "wrap" or inner_end < head or left_need > n or right_start < 0:
+        _frames_product(octave_frames(x, n_fft, hop, pad_mode, n_frames), weights, hop, out)
+        return
+    inner = np.lib.stride_tricks.as_strided(
+        x[:, head * hop - pad :],
+        shape=(x.shape[0], inner_end - head, n_fft),
+        strides=(x.strides[0], x.strides[1] * hop, x.strides[1]),
+        writeable=False,
+    )
+    _frames_product(inner, weights, hop, out[:, :, head:inner_end])
+    if head:
+        left = np.pad(x[:, :left_need], [(0, 0), (pad, 0)], mode=pad_mode)
+        _frames_product(_frames(left, 0, hop, n_fft, head), weights, hop, out[:, :, :head])
+    if n_frames > inner_end:
+        right = np.pad(x[:, right_start:], [(0, 0), (0, pad)], mode=pad_mode)
+        first = inner_end * hop - pad - right_start
+        _frames_product(
+            _frames(right, first, hop, n_fft, n_frames - inner_end), weights, hop, out[:, :, inner_end:]
+        )
+
+
+def _frames(x: np.ndarray, start: int, hop: int, n_fft: int, count: int) -> np.ndarray:
+    """``count`` frames of ``x`` (batch, n) from sample ``start``: a view (batch, count, n_fft)."""
+    return np.lib.stride_tricks.as_strided(
+        x[:, start:],
+        shape=(x.shape[0], count, n_fft),
+        strides=(x.strides[0], x.strides[1] * hop, x.strides[1]),
+        writeable=False,
+    )
+
+
+def _frames_product(frames: np.ndarray, weights: np.ndarray, hop: int, out: np.ndarray) -> None:
+    """``frames`` (batch, T, n_fft) times ``weights`` (n_fft, 2 k) into ``out`` (batch, k, T) viewed as
+    complex, one real matrix product per block of frames."""
+    n_fft = frames.shape[-1]
     block = max(_MIN_BLOCK_FRAMES, _BLOCK_SAMPLES // n_fft)
-    for b in range(x.shape[0]):
-        for t0 in range(0, n_frames, block):
+    for b in range(frames.shape[0]):
+        for t0 in range(0, frames.shape[1], block):
             # overlapping frames are copied into a contiguous block so that the product runs in BLAS; frames
             # that do not overlap are already a valid BLAS operand (row stride = hop)
             chunk = frames[b, t0 : t0 + block]
@@ -169,24 +215,13 @@ def _octave_response(
             out[b, :, t0 : t0 + chunk.shape[0]] = prod.view(out.dtype).T
 
 
-def _octave_signals(x: np.ndarray, plan: VqtPlan, res_type: str | None, margins: list[int] | None = None):
-    """Yield the signal of each octave in turn, downsampling by two whenever the octave's rate halves.
-
-    With ``margins``, octave ``i``'s signal comes with ``margins[i]`` zeros on both sides (its constant centre
-    padding), written there by the resampler itself, which saves a copy of every octave's signal.
-    """
-    margin = 0
+def _octave_signals(x: np.ndarray, plan: VqtPlan, res_type: str | None):
+    """Yield the signal of each octave in turn, downsampling by two whenever the octave's rate halves."""
     for i, octave in enumerate(plan.octaves):
-        want = margins[i] if margins else 0
-        inner = x[:, margin : x.shape[1] - margin] if margin else x
         if i > 0 and octave.sr != plan.octaves[i - 1].sr:
             # scaled as librosa does (by sqrt(2)) before the next halving: libsoxr computes in single
             # precision, so scaling later instead would not give the same numbers
-            x, margin = downsample(inner, 2, res_type, margin=want), want
-        elif want != margin:
-            x = np.zeros((inner.shape[0], inner.shape[1] + 2 * want), inner.dtype)
-            x[:, want : want + inner.shape[1]] = inner
-            margin = want
+            x = downsample(x, 2, res_type)
         yield x
 
 
@@ -247,11 +282,11 @@ def early_signal(y: np.ndarray, p: VqtParams, plan: VqtPlan) -> np.ndarray:
     return x
 
 
-def octave_frames(x: np.ndarray, n_fft: int, hop: int, pad_mode: str | None, n_frames: int) -> np.ndarray:
+def octave_frames(x: np.ndarray, n_fft: int, hop: int, pad_mode: str, n_frames: int) -> np.ndarray:
     """The centred frames (batch, n_frames, n_fft) of ``x`` (batch, n), a read-only strided view of the padded
-    signal. ``pad_mode=None``: ``x`` already carries its ``n_fft // 2`` samples of padding on both sides."""
+    signal."""
     pad = n_fft // 2
-    padded = x if pad_mode is None else np.pad(x, [(0, 0), (pad, pad)], mode=pad_mode)
+    padded = np.pad(x, [(0, 0), (pad, pad)], mode=pad_mode)
     return np.lib.stride_tricks.as_strided(
         padded,
         shape=(padded.shape[0], n_frames, n_fft),
@@ -274,25 +309,17 @@ def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
     if workers == 1 or (x.shape[0] == 1 and len(plan.octaves) == 1):
         _rows_response(x, plan, bases, p, n_frames, out)
     elif x.shape[0] == 1:
-        # One signal: octaves are independent once their signal exists, so each product runs on a pool
-        # thread while the next octave is resampled.
-        pool = concurrent.futures.ThreadPoolExecutor(min(len(plan.octaves), workers))
-        signals, pad_mode = _padded_signals(x, plan, bases, p)
-        with single_threaded_blas(), pool:
-            jobs = [
-                pool.submit(_octave_response, s, w, n_fft, o.hop, pad_mode, n_frames, out[:, o.rows])
-                for s, (w, n_fft), o in zip(signals, bases, plan.octaves)
-            ]
-            for job in jobs:
-                job.result()
+        with single_threaded_blas():
+            _single_row_response(x, plan, bases, p, n_frames, out, pool())
     else:
         # A batch: pool threads take groups of a few rows through every octave. The resampler runs rows one
         # at a time (it releases the GIL), so the groups keep all cores busy with no barrier between octaves,
         # and a group small enough to stay in cache from one octave to the next runs faster than the whole
         # batch octave by octave (16 x 160000 float32 rows: 17 ms in groups of 4 against 24 ms in halves).
-        tasks = [slice(a, a + _ROWS_PER_TASK) for a in range(0, x.shape[0], _ROWS_PER_TASK)]
-        with single_threaded_blas(), concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            jobs = [pool.submit(_rows_response, x[r], plan, bases, p, n_frames, out[r]) for r in tasks]
+        per_task = max(1, min(_ROWS_PER_TASK, x.shape[0] // workers))
+        tasks = [slice(a, a + per_task) for a in range(0, x.shape[0], per_task)]
+        with single_threaded_blas():
+            jobs = [pool().submit(_rows_response, x[r], plan, bases, p, n_frames, out[r]) for r in tasks]
             for job in jobs:
                 job.result()
     return out.reshape(*lead, p.n_bins, n_frames)
@@ -307,16 +334,84 @@ def _rows_response(
     out: np.ndarray,
 ) -> None:
     """Every octave's responses of rows ``x`` (batch, n) into ``out`` (batch, n_bins, n_frames), in turn."""
-    signals, pad_mode = _padded_signals(x, plan, bases, p)
-    for s, (w, n_fft), o in zip(signals, bases, plan.octaves):
-        _octave_response(s, w, n_fft, o.hop, pad_mode, n_frames, out[:, o.rows])
+    for s, (w, n_fft), o in zip(_octave_signals(x, plan, p.res_type), bases, plan.octaves):
+        _octave_response(s, w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows])
 
 
-def _padded_signals(x: np.ndarray, plan: VqtPlan, bases: list[tuple[np.ndarray, int]], p: VqtParams):
-    """(octave signals, the pad_mode left to apply): zero padding is written by the resampler."""
-    if p.pad_mode == "constant":
-        return _octave_signals(x, plan, p.res_type, [n_fft // 2 for _, n_fft in bases]), None
-    return _octave_signals(x, plan, p.res_type), p.pad_mode
+def _single_row_response(
+    x: np.ndarray,
+    plan: VqtPlan,
+    bases: list[tuple[np.ndarray, int]],
+    p: VqtParams,
+    n_frames: int,
+    out: np.ndarray,
+    workers: concurrent.futures.Executor,
+) -> None:
+    """Every octave's responses of one signal ``x`` (1, n) into ``out`` (1, n_bins, n_frames).
+
+    The octave signals form a chain of halvings, each needing the one before, and the first halving is half of
+    all the resampling. With libsoxr, which takes its input in pieces, the chain runs as a pipeline on two
+    threads: this one halves the full-rate signal piece by piece and hands every finished piece to a pool
+    thread that pushes it through all the other halvings (about the same amount of work). Each octave's
+    product goes to the pool as soon as its signal is complete. The numbers are those of the batch path.
+    """
+    # stage k: the signal after k halvings; several octaves share one stage when an odd hop stops the halving
+    stage_of = [0]
+    for prev, octave in zip(plan.octaves, plan.octaves[1:]):
+        stage_of.append(stage_of[-1] + (octave.sr != prev.sr))
+    n_stages = stage_of[-1] + 1
+    signals = [x]
+
+    def submit_products(stage: int) -> list[concurrent.futures.Future]:
+        return [
+            workers.submit(
+                _octave_response, signals[stage], w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows]
+            )
+            for o, (w, n_fft), s in zip(plan.octaves, bases, stage_of)
+            if s == stage
+        ]
+
+    if n_stages > 1 and p.res_type in SOXR_QUALITIES:
+        for _ in range(1, n_stages):
+            signals.append(np.empty((1, math.ceil(signals[-1].shape[1] / 2)), x.dtype))
+        halvings = [StreamDownsampler(2, p.res_type, s[0]) for s in signals[1:]]
+        pieces: queue.SimpleQueue = queue.SimpleQueue()
+
+        def later_halvings() -> None:
+            while True:
+                item = pieces.get()
+                if item is None:  # the first halving failed
+                    return
+                piece, last = item
+                for halving in halvings[1:]:
+                    piece = halving.push(piece, last)
+                if last:
+                    return
+
+        chain = workers.submit(later_halvings) if n_stages > 2 else None
+        jobs = submit_products(0)
+        try:
+            n = x.shape[1]
+            for a in range(0, n, _CHAIN_PIECE):
+                last = a + _CHAIN_PIECE >= n
+                done = halvings[0].push(x[0, a : a + _CHAIN_PIECE], last)
+                if chain is not None:
+                    pieces.put((done, last))
+        except BaseException:
+            pieces.put(None)
+            raise
+        jobs += submit_products(1)
+        if chain is not None:
+            chain.result()
+            for stage in range(2, n_stages):
+                jobs += submit_products(stage)
+    else:
+        jobs = submit_products(0)
+        for stage in range(1, n_stages):
+            signals.append(downsample(signals[-1], 2, p.res_type))
+            jobs += submit_products(stage)
+    for job in jobs:
+        job.result()
 
 
 def _check_signal(y: Any, public: str) -> np.ndarray:
