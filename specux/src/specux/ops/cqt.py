@@ -31,8 +31,8 @@ from specux.ops.tuning import estimate_tuning
 
 __all__ = ["VqtParams", "cqt", "vqt", "vqt_cpu", "vqt_plan"]
 
-#: frames are multiplied in blocks of about this many samples, small enough to stay in cache while copied
-#: and multiplied, and of at least _MIN_BLOCK_FRAMES frames so that long frames still make a matrix product
+#: overlapping frames are copied and multiplied in blocks of about this many samples per row, small enough
+#: to stay in cache with a few rows, and of at least _MIN_BLOCK_FRAMES frames
 _BLOCK_SAMPLES = 1 << 16
 _MIN_BLOCK_FRAMES = 64
 #: rows of a batch that one pool task takes through all octaves of the multirate transform
@@ -171,22 +171,34 @@ def _octave_response(
     if pad_mode == "wrap" or inner_end < head or left_need > n or right_start < 0:
         _frames_product(octave_frames(x, n_fft, hop, pad_mode, n_frames), weights, hop, out)
         return
-    inner = np.lib.stride_tricks.as_strided(
-        x[:, head * hop - pad :],
-        shape=(x.shape[0], inner_end - head, n_fft),
-        strides=(x.strides[0], x.strides[1] * hop, x.strides[1]),
-        writeable=False,
-    )
+    inner = _frames(x, head * hop - pad, hop, n_fft, inner_end - head)
     _frames_product(inner, weights, hop, out[:, :, head:inner_end])
     if head:
-        left = np.pad(x[:, :left_need], [(0, 0), (pad, 0)], mode=pad_mode)
+        left = _pad_end(x[:, :left_need], pad, pad_mode, "left")
         _frames_product(_frames(left, 0, hop, n_fft, head), weights, hop, out[:, :, :head])
     if n_frames > inner_end:
-        right = np.pad(x[:, right_start:], [(0, 0), (0, pad)], mode=pad_mode)
+        right = _pad_end(x[:, right_start:], pad, pad_mode, "right")
         first = inner_end * hop - pad - right_start
         _frames_product(
             _frames(right, first, hop, n_fft, n_frames - inner_end), weights, hop, out[:, :, inner_end:]
         )
+
+
+def _pad_end(x: np.ndarray, pad: int, mode: str, side: str) -> np.ndarray:
+    """``x`` (batch, n > pad) with ``pad`` samples added on one side as ``np.pad`` adds them in ``mode``
+    ("constant", "edge", "reflect" or "symmetric"), in two numpy calls instead of np.pad's dozens (the
+    calls hold the GIL, which the threads of a batch share)."""
+    if side == "right":
+        return _pad_end(x[:, ::-1], pad, mode, "left")[:, ::-1]
+    if mode == "constant":
+        piece = np.zeros((x.shape[0], pad), x.dtype)
+    elif mode == "edge":
+        piece = np.broadcast_to(x[:, :1], (x.shape[0], pad))
+    elif mode == "reflect":
+        piece = x[:, pad:0:-1]
+    else:  # symmetric
+        piece = x[:, pad - 1 :: -1] if pad else x[:, :0]
+    return np.concatenate([piece, x], axis=1)
 
 
 def _frames(x: np.ndarray, start: int, hop: int, n_fft: int, count: int) -> np.ndarray:
@@ -201,18 +213,24 @@ def _frames(x: np.ndarray, start: int, hop: int, n_fft: int, count: int) -> np.n
 
 def _frames_product(frames: np.ndarray, weights: np.ndarray, hop: int, out: np.ndarray) -> None:
     """``frames`` (batch, T, n_fft) times ``weights`` (n_fft, 2 k) into ``out`` (batch, k, T) viewed as
-    complex, one real matrix product per block of frames."""
-    n_fft = frames.shape[-1]
+    complex.
+
+    Frames that do not overlap (hop >= n_fft) are a valid BLAS operand as they lie (row stride = hop).
+    Overlapping frames are copied, all rows at once, block by block of frames small enough to stay in cache.
+    Each numpy call covers the whole batch (they take the GIL, and the threads of a batch wait for one another
+    there), while the matrix products stay one per row and block, with blocks that do not depend on the batch
+    size: a row's numbers are the same in any batch (the torch path groups rows differently).
+    """
+    count, n_fft = frames.shape[1:]
+    if count == 0:
+        return
+    if hop >= n_fft:
+        out[...] = np.matmul(frames, weights).view(out.dtype).transpose(0, 2, 1)
+        return
     block = max(_MIN_BLOCK_FRAMES, _BLOCK_SAMPLES // n_fft)
-    for b in range(frames.shape[0]):
-        for t0 in range(0, frames.shape[1], block):
-            # overlapping frames are copied into a contiguous block so that the product runs in BLAS; frames
-            # that do not overlap are already a valid BLAS operand (row stride = hop)
-            chunk = frames[b, t0 : t0 + block]
-            if hop < n_fft:
-                chunk = np.ascontiguousarray(chunk)
-            prod = chunk @ weights
-            out[b, :, t0 : t0 + chunk.shape[0]] = prod.view(out.dtype).T
+    for t0 in range(0, count, block):
+        chunk = np.matmul(np.ascontiguousarray(frames[:, t0 : t0 + block]), weights)
+        out[:, :, t0 : t0 + chunk.shape[1]] = chunk.view(out.dtype).transpose(0, 2, 1)
 
 
 def _octave_signals(x: np.ndarray, plan: VqtPlan, res_type: str | None):
