@@ -76,20 +76,32 @@ def interleaved(
 
 
 def in_blocks(
-    fns: dict[str, Callable[[], Any]], repeat: int = 3, warmup: int = 1, pause: float = 0.5
+    fns: dict[str, Callable[[], Any]], repeat: int = 3, warmup: int = 1, pause: float = 0.5, rounds: int = 1
 ) -> dict[str, dict[str, Any]]:
     """Time several callables one after the other: each warmed up, then called ``repeat`` times in a row.
 
     Between two callables the process sleeps ``pause`` seconds, so that one library's idle worker threads
     (OpenBLAS's keep spinning for a while after a multi-threaded product) have stopped before the next library
     runs: taking turns call by call charged that spinning to whichever library came next (torchaudio's
-    melspectrogram measured 102 ms right after numpy work, 55 ms without it). Returns, per name, what
-    :func:`best_of` returns for one callable.
+    melspectrogram measured 102 ms right after numpy work, 55 ms without it). With ``rounds`` > 1 the blocks
+    take turns that many times (A B A B ...), so that a slow spell of a shared machine does not fall on one
+    callable's only block. Returns, per name, what :func:`best_of` returns for one callable, over all its
+    blocks.
     """
-    out = {}
-    for name, fn in fns.items():
-        time.sleep(pause)
-        out[name] = best_of(fn, repeat=repeat, warmup=warmup)
+    out: dict[str, dict[str, Any]] = {}
+    for r in range(max(1, rounds)):
+        for name, fn in fns.items():
+            time.sleep(pause)
+            block = best_of(fn, repeat=repeat, warmup=warmup if r == 0 else 0)
+            if name not in out:
+                out[name] = block
+                continue
+            merged = out[name]
+            merged["runs"] = merged["runs"] + block["runs"]
+            merged["best"] = min(merged["runs"])
+            merged["median"] = statistics.median(merged["runs"])
+            merged["cpu_best"] = min(merged["cpu_best"], block["cpu_best"])
+            merged["result"] = block["result"]
     return out
 
 

@@ -11,13 +11,15 @@ Operations: stft, istft, melspectrogram, mfcc, cqt, chroma_stft, fftconvolve. Ev
 same parameters (periodic Hann window, centred frames padded with zeros, the same mel bank type); specux runs
 with ``backend="cpu"``. The implementations of one operation are timed one after the other, with a pause
 between them (``--warmup`` untimed calls, then ``--repeat`` timed calls in a row), and the fastest call of
-each is kept.
+each is kept. ``--rounds N`` has the implementations take turns N times (A B A B ...), so that a slow spell of
+a shared machine does not fall on one implementation's only block.
 
 The table gives times and ratios specux / peer: a ratio below 1 means specux is faster. The last column is the
 ratio to the fastest peer of that row. Each peer's output is also compared with specux's (largest difference
 relative to the peer's largest value) as a check that the same thing was computed; the JSON keeps it.
 
-    python bench/specux_cpu.py [--quick] [--repeat 3] [--ops stft,cqt] [--data batch] [--out FILE]
+    python bench/specux_cpu.py [--quick] [--repeat 3] [--rounds 1] [--ops stft,cqt] [--data batch]
+                               [--out FILE]
 """
 
 from __future__ import annotations
@@ -240,8 +242,8 @@ def rel_diff(a: Any, b: Any) -> float | None:
     return float(np.max(np.abs(a.astype(np.complex128) - b))) / scale
 
 
-def run_case(d: Data, op: str, repeat: int, warmup: int) -> dict[str, Any]:
-    times = in_blocks(OPS[op](d), repeat=repeat, warmup=warmup)
+def run_case(d: Data, op: str, repeat: int, warmup: int, rounds: int = 1) -> dict[str, Any]:
+    times = in_blocks(OPS[op](d), repeat=repeat, warmup=warmup, rounds=rounds)
     outs = {name: t.pop("result") for name, t in times.items()}
     outs = {name: out.numpy() if hasattr(out, "numpy") else out for name, out in outs.items()}
     diffs = {name: rel_diff(outs["specux"], out) for name, out in outs.items() if name != "specux"}
@@ -312,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small inputs: a short check that everything runs")
     ap.add_argument("--repeat", type=int, default=3, help="timed calls per implementation (best is kept)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed calls before timing")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="blocks of --repeat calls per implementation, taking turns (best over all is kept)")
     ap.add_argument("--ops", default=",".join(OPS), help="comma-separated subset of: " + ", ".join(OPS))
     ap.add_argument("--data", default="batch,clip,images", help="subset of: batch,clip,images")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON file to write")
@@ -324,13 +328,14 @@ def main(argv: list[str] | None = None) -> int:
 
     meta = {"machine": machine(), "versions": versions(("specux", "numpy", "scipy", "librosa", "torch",
                                                           "torchaudio", "soxr")),
-            "threads": thread_settings(), "quick": args.quick, "repeat": args.repeat, "warmup": args.warmup}
+            "threads": thread_settings(), "quick": args.quick, "repeat": args.repeat, "warmup": args.warmup,
+            "rounds": args.rounds}
     rows = []
     for d in make_data(args.quick):
         if d.name not in wanted:
             continue
         print(f"# {d.describe()}", file=sys.stderr)
-        rows += [run_case(d, op, args.repeat, args.warmup) for op in ops if op in d.ops]
+        rows += [run_case(d, op, args.repeat, args.warmup, args.rounds) for op in ops if op in d.ops]
     meta["machine"]["loadavg_end"] = list(os.getloadavg())
     meta["threads"]["native pools"] = threadpools()
     goal = targets(rows)

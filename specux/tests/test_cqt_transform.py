@@ -336,6 +336,19 @@ def test_concurrent_calls_agree_and_leave_blas_threads_as_they_were():
     assert [i["num_threads"] for i in threadpoolctl.threadpool_info()] == before
 
 
+def test_calls_from_the_shared_pool_run_there_without_waiting_for_it():
+    # work handed to the pool from one of its own workers could wait forever for a free worker
+    from specux._threads import pool
+
+    y = np.random.default_rng(2).standard_normal((4, 200_000)).astype(np.float32)
+    expected = specux.cqt(y, sr=SR)
+    jobs = [pool().submit(specux.cqt, y[i], sr=SR) for i in range(4)] + [pool().submit(specux.cqt, y, sr=SR)]
+    results = [job.result(timeout=60) for job in jobs]
+    for i in range(4):
+        np.testing.assert_array_equal(results[i], expected[i])
+    np.testing.assert_array_equal(results[4], expected)
+
+
 def test_unavailable_backend_says_why():
     y = signal("noise", seconds=0.2)
     reason = {b.name: b for b in specux.backends()}["cuda"]

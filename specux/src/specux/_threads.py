@@ -56,15 +56,24 @@ def single_threaded_blas() -> Iterator[None]:
                 _limiter = None
 
 
+_POOL_PREFIX = "specux-cpu"
+
+
 @functools.cache
 def pool() -> concurrent.futures.ThreadPoolExecutor:
     """One worker per core, shared by the CPU kernels that split their work into independent blocks."""
-    return concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="specux-cpu")
+    return concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix=_POOL_PREFIX)
+
+
+def in_pool() -> bool:
+    """Whether this thread is a worker of :func:`pool`: work it hands to the pool and waits for could wait for
+    a worker forever (all of them waiting likewise), so such work runs on this thread instead."""
+    return threading.current_thread().name.startswith(_POOL_PREFIX)
 
 
 def for_each(fn, jobs: list) -> None:
     """``fn(job)`` for every job, on the shared pool when there are several jobs and cores, else in turn."""
-    if len(jobs) > 1 and (os.cpu_count() or 1) > 1:
+    if len(jobs) > 1 and (os.cpu_count() or 1) > 1 and not in_pool():
         for _ in pool().map(fn, jobs):
             pass
     else:
