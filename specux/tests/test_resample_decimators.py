@@ -11,6 +11,7 @@ import threading
 import numpy as np
 import pytest
 
+from specux import _soxr_direct
 from specux._resample import SOXR_QUALITIES, StreamDownsampler, downsample
 from specux._resample_linear import downsample_adjoint, linear_form
 
@@ -56,6 +57,26 @@ def test_a_signal_fed_in_pieces_gives_the_one_call_numbers(n: int) -> None:
     written = [stream.push(piece, last=i == len(pieces) - 1) for i, piece in enumerate(pieces)]
     np.testing.assert_array_equal(dest, expected)
     np.testing.assert_array_equal(np.concatenate(written), expected)
+
+
+def test_libsoxr_is_called_directly_here_and_gives_the_package_numbers(monkeypatch) -> None:
+    # the direct path (ctypes, without the GIL) must be the one in use on this machine, so that CI runs it
+    for quality in SOXR_QUALITIES:
+        for dtype in (np.float32, np.float64):
+            assert _soxr_direct.resampler(2, quality, dtype) is not None, (quality, dtype)
+    x = np.random.default_rng(4).standard_normal((5, 10_007)).astype(np.float32)
+    direct = downsample(x, 4, "soxr_hq")
+    monkeypatch.setattr(_soxr_direct, "resampler", lambda *args: None)  # the soxr package's stream instead
+    np.testing.assert_array_equal(downsample(x, 4, "soxr_hq"), direct)
+
+
+def test_an_unusable_library_is_refused_by_the_check(monkeypatch) -> None:
+    _soxr_direct._verified.cache_clear()
+    monkeypatch.setattr(_soxr_direct, "_library", lambda: None)
+    try:
+        assert _soxr_direct.resampler(2, "soxr_mq", np.float32) is None
+    finally:
+        _soxr_direct._verified.cache_clear()
 
 
 def test_threads_do_not_share_a_resampler_state() -> None:

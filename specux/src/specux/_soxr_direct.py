@@ -1,0 +1,185 @@
+"""libsoxr's C API called through ctypes, for resampling many short rows from several threads.
+
+The ``soxr`` package wraps libsoxr, and its stream resets with ``clear()``, which holds the GIL for about
+20 us (libsoxr rebuilds its per-channel state). A batch of the constant-Q transform resets once per row and
+octave (96 times for 16 rows and 7 octaves), and with two threads those resets, and the hand-offs of the GIL
+around them, made the rows' resampling take three times as long as on one thread. ctypes releases the GIL
+for every foreign call, so calling the same libsoxr functions directly lets the threads reset and resample
+at the same time.
+
+The library is the copy that the ``soxr`` package carries (its extension module exports libsoxr's public C
+functions), so the numbers are the package's own: :func:`resampler` checks that on first use, bit for bit,
+against ``soxr.resample``, and returns None (the caller then uses the package's stream) when the symbols are
+missing or the check fails.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+from typing import Any
+
+import numpy as np
+
+
+class _IoSpec(ctypes.Structure):
+    # soxr.h: struct soxr_io_spec
+    _fields_ = [
+        ("itype", ctypes.c_int),
+        ("otype", ctypes.c_int),
+        ("scale", ctypes.c_double),
+        ("e", ctypes.c_void_p),
+        ("flags", ctypes.c_ulong),
+    ]
+
+
+class _QualitySpec(ctypes.Structure):
+    # soxr.h: struct soxr_quality_spec
+    _fields_ = [
+        ("precision", ctypes.c_double),
+        ("phase_response", ctypes.c_double),
+        ("passband_end", ctypes.c_double),
+        ("stopband_begin", ctypes.c_double),
+        ("e", ctypes.c_void_p),
+        ("flags", ctypes.c_ulong),
+    ]
+
+
+_size_p = ctypes.POINTER(ctypes.c_size_t)
+
+
+@functools.cache
+def _library() -> Any:
+    """The libsoxr functions of the ``soxr`` package's extension module, or None."""
+    try:
+        from soxr import soxr_ext
+
+        lib = ctypes.CDLL(soxr_ext.__file__)
+        lib.soxr_io_spec.restype = _IoSpec
+        lib.soxr_io_spec.argtypes = [ctypes.c_int, ctypes.c_int]
+        lib.soxr_quality_spec.restype = _QualitySpec
+        lib.soxr_quality_spec.argtypes = [ctypes.c_ulong, ctypes.c_ulong]
+        lib.soxr_create.restype = ctypes.c_void_p
+        lib.soxr_create.argtypes = [
+            ctypes.c_double,
+            ctypes.c_double,
+            ctypes.c_uint,
+            ctypes.POINTER(ctypes.c_char_p),
+            ctypes.POINTER(_IoSpec),
+            ctypes.POINTER(_QualitySpec),
+            ctypes.c_void_p,
+        ]
+        lib.soxr_process.restype = ctypes.c_char_p
+        lib.soxr_process.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            _size_p,
+            ctypes.c_void_p,
+            ctypes.c_size_t,
+            _size_p,
+        ]
+        lib.soxr_clear.restype = ctypes.c_char_p
+        lib.soxr_clear.argtypes = [ctypes.c_void_p]
+        lib.soxr_delete.restype = None
+        lib.soxr_delete.argtypes = [ctypes.c_void_p]
+    except (ImportError, OSError, AttributeError):
+        return None
+    return lib
+
+
+class DirectResampler:
+    """One libsoxr resampler (one channel), used by one thread at a time; see :func:`resampler`."""
+
+    def __init__(self, lib: Any, factor: int, quality: int, datatype: int, dtype: np.dtype) -> None:
+        self._lib = lib
+        self.dtype = dtype
+        error = ctypes.c_char_p()
+        io_spec = lib.soxr_io_spec(datatype, datatype)
+        quality_spec = lib.soxr_quality_spec(quality, 0)
+        specs = (ctypes.byref(io_spec), ctypes.byref(quality_spec), None)
+        handle = lib.soxr_create(float(factor), 1.0, 1, ctypes.byref(error), *specs)
+        if error.value is not None or not handle:
+            raise RuntimeError(f"libsoxr: {(error.value or b'soxr_create failed').decode()}")
+        self._handle = ctypes.c_void_p(handle)
+        self._done = ctypes.c_size_t()
+
+    def __del__(self) -> None:
+        lib, handle = getattr(self, "_lib", None), getattr(self, "_handle", None)
+        if lib is not None and handle is not None:
+            lib.soxr_delete(handle)
+
+    def resample_into(self, row: np.ndarray, out: np.ndarray) -> int:
+        """Resample the whole of ``row`` (contiguous, this resampler's dtype) as one signal into ``out``.
+
+        Returns the number of samples written: libsoxr's count, ``round(n / factor)``, at most ``out.size``.
+        """
+        lib, done = self._lib, self._done
+        self._check(lib.soxr_clear(self._handle))
+        self._check(
+            lib.soxr_process(
+                self._handle, row.ctypes.data, row.shape[0], None, out.ctypes.data, out.shape[0], done
+            )
+        )
+        written = done.value
+        tail = out[written:]
+        # the end of the input: libsoxr flushes what its filter still holds
+        self._check(lib.soxr_process(self._handle, None, 0, None, tail.ctypes.data, tail.shape[0], done))
+        return written + done.value
+
+    @staticmethod
+    def _check(error: bytes | None) -> None:
+        if error is not None:
+            raise RuntimeError(f"libsoxr: {error.decode()}")
+
+
+_local = threading.local()
+
+
+def resampler(factor: int, res_type: str, dtype: np.dtype) -> DirectResampler | None:
+    """This thread's direct libsoxr resampler for ``res_type`` (a soxr quality) and ``dtype``, or None when
+    libsoxr's functions cannot be reached or do not reproduce ``soxr.resample`` bit for bit."""
+    dtype = np.dtype(dtype)
+    if not _verified(factor, res_type, dtype.str):
+        return None
+    cache = getattr(_local, "resamplers", None)
+    if cache is None:
+        cache = _local.resamplers = {}
+    key = (factor, res_type, dtype.str)
+    if key not in cache:
+        cache[key] = _create(factor, res_type, dtype)
+    return cache[key]
+
+
+def _create(factor: int, res_type: str, dtype: np.dtype) -> DirectResampler:
+    import soxr
+    from soxr import soxr_ext
+
+    datatype = soxr_ext.SOXR_FLOAT32_I if dtype == np.float32 else soxr_ext.SOXR_FLOAT64_I
+    quality = soxr._quality_to_enum(res_type)
+    # nanobind enums carry their C value in .value
+    return DirectResampler(_library(), factor, int(quality), int(getattr(datatype, "value", datatype)), dtype)
+
+
+@functools.cache
+def _verified(factor: int, res_type: str, dtype_str: str) -> bool:
+    """Whether the direct path gives ``soxr.resample``'s numbers here (checked once per process and case)."""
+    dtype = np.dtype(dtype_str)
+    if _library() is None or dtype not in (np.float32, np.float64):
+        return False
+    import soxr
+
+    try:
+        direct = _create(factor, res_type, dtype)
+        rng = np.random.default_rng(0)
+        for n in (1, 2, 3, 1000, 1001, 200_003):
+            row = rng.standard_normal(n).astype(dtype)
+            expected = soxr.resample(row, factor, 1, quality=res_type)
+            out = np.zeros(n // factor + 2, dtype)
+            written = direct.resample_into(row, out)
+            if written != expected.shape[0] or not np.array_equal(out[:written], expected):
+                return False
+    except (RuntimeError, ValueError, TypeError, ctypes.ArgumentError):
+        return False
+    return True
