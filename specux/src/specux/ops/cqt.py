@@ -40,6 +40,8 @@ _ROWS_PER_TASK = 4
 #: input samples per piece of the pipelined chain of halvings of one signal: a few dozen pieces for a
 #: clip of minutes (each piece costs a few calls into libsoxr), one for a short one
 _CHAIN_PIECE = 1 << 17
+#: the products of one signal's octaves go to the pool in runs of at least this many frames
+_MIN_JOB_FRAMES = 1024
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,39 @@ def _n_frames(n: int, n_fft: int, hop: int) -> int:
     return 1 + (n + 2 * (n_fft // 2) - n_fft) // hop
 
 
+@dataclass(frozen=True)
+class _EdgeLayout:
+    """Which centred frames of an ``n``-sample signal reach into the padding: frames ``[0, head)`` start
+    before the signal, frames from ``inner_end`` on end after it; the padded ends are built from the first
+    ``left_need`` samples and from sample ``right_start`` on."""
+
+    head: int
+    inner_end: int
+    left_need: int
+    right_start: int
+
+    @staticmethod
+    def of(n: int, n_fft: int, hop: int, pad_mode: str, n_frames: int) -> _EdgeLayout | None:
+        """The layout, or None where only padding the whole signal will do (wrap padding reads the other
+        end; a short signal's two ends overlap)."""
+        pad = n_fft // 2
+        head = min(n_frames, -(-pad // hop))
+        inner_end = min(n_frames, (n + pad - n_fft) // hop + 1) if n + pad >= n_fft else 0
+        # the ends are padded from pad + 1 samples or more, as many as reflect / symmetric read there
+        left_need = max((head - 1) * hop + n_fft - pad, pad + 1)
+        right_start = min(inner_end * hop - pad, n - pad - 1)
+        if pad_mode == "wrap" or inner_end < head or left_need > n or right_start < 0:
+            return None
+        return _EdgeLayout(head, inner_end, left_need, right_start)
+
+    def ready_frames(self, ready: int, n_fft: int, hop: int) -> int:
+        """How many frames from the first on can be computed once the first ``ready`` samples exist (the
+        frames at the end, which need the whole signal, excepted)."""
+        if ready < self.left_need:
+            return 0
+        return max(0, min(self.inner_end, (ready + n_fft // 2 - n_fft) // hop + 1))
+
+
 def _octave_response(
     x: np.ndarray,
     weights: np.ndarray,
@@ -153,35 +188,38 @@ def _octave_response(
     pad_mode: str,
     n_frames: int,
     out: np.ndarray,
+    first: int = 0,
+    stop: int | None = None,
 ) -> None:
-    """Write the responses of one octave's filters into ``out`` (batch, k, n_frames), complex.
+    """Write the responses of one octave's filters into ``out`` (batch, k, n_frames), complex: frames
+    ``[first, stop)`` (default all).
 
     Each centred frame of ``x`` (batch, n) times ``weights`` (n_fft, 2 k; real and imaginary part of each
     filter side by side) is one row of k complex responses. The frames that lie inside ``x`` are read from it
     in place; only the few at each end that reach into the padding are taken from padded copies of the ends
-    (padding a whole signal of minutes was a copy as long as the products themselves).
+    (padding a whole signal of minutes was a copy as long as the products themselves). Frames before
+    :meth:`_EdgeLayout.ready_frames` read only the samples that it counts.
     """
+    stop = n_frames if stop is None else stop
     pad = n_fft // 2
-    n = x.shape[1]
-    head = min(n_frames, -(-pad // hop))  # frames that start before x[0]
-    inner_end = min(n_frames, (n + pad - n_fft) // hop + 1) if n + pad >= n_fft else 0
-    # the ends are padded from pad + 1 samples or more, as many as reflect / symmetric read there
-    left_need = max((head - 1) * hop + n_fft - pad, pad + 1)
-    right_start = min(inner_end * hop - pad, n - pad - 1)
-    if pad_mode == "wrap" or inner_end < head or left_need > n or right_start < 0:
-        _frames_product(octave_frames(x, n_fft, hop, pad_mode, n_frames), weights, hop, out)
+    edges = _EdgeLayout.of(x.shape[1], n_fft, hop, pad_mode, n_frames)
+    if edges is None:
+        frames = octave_frames(x, n_fft, hop, pad_mode, n_frames)[:, first:stop]
+        _frames_product(frames, weights, hop, out[:, :, first:stop], first)
         return
-    inner = _frames(x, head * hop - pad, hop, n_fft, inner_end - head)
-    _frames_product(inner, weights, hop, out[:, :, head:inner_end])
-    if head:
-        left = _pad_end(x[:, :left_need], pad, pad_mode, "left")
-        _frames_product(_frames(left, 0, hop, n_fft, head), weights, hop, out[:, :, :head])
-    if n_frames > inner_end:
-        right = _pad_end(x[:, right_start:], pad, pad_mode, "right")
-        first = inner_end * hop - pad - right_start
-        _frames_product(
-            _frames(right, first, hop, n_fft, n_frames - inner_end), weights, hop, out[:, :, inner_end:]
-        )
+    a, b = max(first, edges.head), min(stop, edges.inner_end)
+    if a < b:
+        _frames_product(_frames(x, a * hop - pad, hop, n_fft, b - a), weights, hop, out[:, :, a:b], a)
+    if first < edges.head:
+        left = _pad_end(x[:, : edges.left_need], pad, pad_mode, "left")
+        b = min(stop, edges.head)
+        frames = _frames(left, first * hop, hop, n_fft, b - first)
+        _frames_product(frames, weights, hop, out[:, :, first:b], first)
+    if stop > edges.inner_end:
+        right = _pad_end(x[:, edges.right_start :], pad, pad_mode, "right")
+        a = max(first, edges.inner_end)
+        frames = _frames(right, a * hop - pad - edges.right_start, hop, n_fft, stop - a)
+        _frames_product(frames, weights, hop, out[:, :, a:stop], a)
 
 
 def _pad_end(x: np.ndarray, pad: int, mode: str, side: str) -> np.ndarray:
@@ -211,26 +249,36 @@ def _frames(x: np.ndarray, start: int, hop: int, n_fft: int, count: int) -> np.n
     )
 
 
-def _frames_product(frames: np.ndarray, weights: np.ndarray, hop: int, out: np.ndarray) -> None:
-    """``frames`` (batch, T, n_fft) times ``weights`` (n_fft, 2 k) into ``out`` (batch, k, T) viewed as
-    complex.
+def _block_frames(n_fft: int) -> int:
+    """Frames per matrix product: about _BLOCK_SAMPLES samples per row, at least _MIN_BLOCK_FRAMES."""
+    return max(_MIN_BLOCK_FRAMES, _BLOCK_SAMPLES // n_fft)
 
-    Frames that do not overlap (hop >= n_fft) are a valid BLAS operand as they lie (row stride = hop).
-    Overlapping frames are copied, all rows at once, block by block of frames small enough to stay in cache.
+
+def _frames_product(
+    frames: np.ndarray, weights: np.ndarray, hop: int, out: np.ndarray, start: int = 0
+) -> None:
+    """``frames`` (batch, T, n_fft), frames ``start`` to ``start + T`` of an octave, times ``weights``
+    (n_fft, 2 k) into ``out`` (batch, k, T) viewed as complex.
+
+    Frames that do not overlap (hop >= n_fft) are a valid BLAS operand as they lie (row stride = hop);
+    overlapping frames are copied, all rows at once, block by block of frames small enough to stay in cache.
     Each numpy call covers the whole batch (they take the GIL, and the threads of a batch wait for one another
-    there), while the matrix products stay one per row and block, with blocks that do not depend on the batch
-    size: a row's numbers are the same in any batch (the torch path groups rows differently).
+    there). The products themselves are one per row and block, and blocks end at multiples of
+    :func:`_block_frames` counted from the octave's first frame: BLAS's rounding of a frame can depend on how
+    many frames share its product, and this way a frame always shares it with the same ones, whatever the
+    batch (the torch path groups rows differently) and however an octave's frames are split between calls
+    (one signal's products start on partial signals).
     """
     count, n_fft = frames.shape[1:]
-    if count == 0:
-        return
-    if hop >= n_fft:
-        out[...] = np.matmul(frames, weights).view(out.dtype).transpose(0, 2, 1)
-        return
-    block = max(_MIN_BLOCK_FRAMES, _BLOCK_SAMPLES // n_fft)
-    for t0 in range(0, count, block):
-        chunk = np.matmul(np.ascontiguousarray(frames[:, t0 : t0 + block]), weights)
-        out[:, :, t0 : t0 + chunk.shape[1]] = chunk.view(out.dtype).transpose(0, 2, 1)
+    block = _block_frames(n_fft)
+    t = 0
+    while t < count:
+        end = min(count, ((start + t) // block + 1) * block - start)
+        chunk = frames[:, t:end]
+        if hop < n_fft:
+            chunk = np.ascontiguousarray(chunk)
+        out[:, :, t:end] = np.matmul(chunk, weights).view(out.dtype).transpose(0, 2, 1)
+        t = end
 
 
 def _octave_signals(x: np.ndarray, plan: VqtPlan, res_type: str | None):
@@ -370,8 +418,9 @@ def _single_row_response(
     The octave signals form a chain of halvings, each needing the one before, and the first halving is half of
     all the resampling. With libsoxr, which takes its input in pieces, the chain runs as a pipeline on two
     threads: this one halves the full-rate signal piece by piece and hands every finished piece to a pool
-    thread that pushes it through all the other halvings (about the same amount of work). Each octave's
-    product goes to the pool as soon as its signal is complete. The numbers are those of the batch path.
+    thread that pushes it through all the other halvings (about the same amount of work). The octaves'
+    products go to the pool in runs of frames as soon as the samples they read exist, so that they overlap
+    the resampling instead of waiting for its end. The numbers are those of the batch path.
     """
     # stage k: the signal after k halvings; several octaves share one stage when an odd hop stops the halving
     stage_of = [0]
@@ -379,15 +428,27 @@ def _single_row_response(
         stage_of.append(stage_of[-1] + (octave.sr != prev.sr))
     n_stages = stage_of[-1] + 1
     signals = [x]
+    jobs: list[concurrent.futures.Future] = []
+    submitted = [0] * len(plan.octaves)  # frames of each octave handed to the pool so far
 
-    def submit_products(stage: int) -> list[concurrent.futures.Future]:
-        return [
-            workers.submit(
-                _octave_response, signals[stage], w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows]
-            )
-            for o, (w, n_fft), s in zip(plan.octaves, bases, stage_of)
-            if s == stage
-        ]
+    def submit(stage: int, ready: int, complete: bool) -> None:
+        # called by the one thread that writes this stage: each octave's count has a single writer
+        for i, (o, (w, n_fft), s) in enumerate(zip(plan.octaves, bases, stage_of)):
+            if s != stage:
+                continue
+            if complete:
+                stop = n_frames
+            else:
+                edges = _EdgeLayout.of(signals[stage].shape[1], n_fft, o.hop, p.pad_mode, n_frames)
+                stop = 0 if edges is None else edges.ready_frames(ready, n_fft, o.hop)
+                # a run ends where a block of the products ends (see _frames_product)
+                stop -= stop % _block_frames(n_fft)
+                if stop - submitted[i] < _MIN_JOB_FRAMES:
+                    continue
+            if stop > submitted[i]:
+                args = (signals[stage], w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows])
+                jobs.append(workers.submit(_octave_response, *args, submitted[i], stop))
+                submitted[i] = stop
 
     if n_stages > 1 and p.res_type in SOXR_QUALITIES:
         for _ in range(1, n_stages):
@@ -401,33 +462,33 @@ def _single_row_response(
                 if item is None:  # the first halving failed
                     return
                 piece, last = item
-                for halving in halvings[1:]:
+                for stage, halving in enumerate(halvings[1:], start=2):
                     piece = halving.push(piece, last)
+                    submit(stage, halving.written, last)
                 if last:
                     return
 
         chain = workers.submit(later_halvings) if n_stages > 2 else None
-        jobs = submit_products(0)
+        submit(0, x.shape[1], True)
         try:
             n = x.shape[1]
             for a in range(0, n, _CHAIN_PIECE):
                 last = a + _CHAIN_PIECE >= n
                 done = halvings[0].push(x[0, a : a + _CHAIN_PIECE], last)
+                submit(1, halvings[0].written, last)
                 if chain is not None:
                     pieces.put((done, last))
         except BaseException:
             pieces.put(None)
             raise
-        jobs += submit_products(1)
         if chain is not None:
             chain.result()
-            for stage in range(2, n_stages):
-                jobs += submit_products(stage)
     else:
-        jobs = submit_products(0)
+        submit(0, x.shape[1], True)
         for stage in range(1, n_stages):
             signals.append(downsample(signals[-1], 2, p.res_type))
-            jobs += submit_products(stage)
+            submit(stage, signals[-1].shape[1], True)
+    # the list grows while the chain runs: read it only after the chain has finished
     for job in jobs:
         job.result()
 
