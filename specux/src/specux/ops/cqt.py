@@ -149,35 +149,42 @@ def _n_frames(n: int, n_fft: int, hop: int) -> int:
 
 @dataclass(frozen=True)
 class _EdgeLayout:
-    """Which centred frames of an ``n``-sample signal reach into the padding: frames ``[0, head)`` start
-    before the signal, frames from ``inner_end`` on end after it; the padded ends are built from the first
-    ``left_need`` samples and from sample ``right_start`` on."""
+    """Where an octave's centred frames come from, block by block of :func:`_block_frames` frames.
 
-    head: int
-    inner_end: int
+    Blocks that reach into the padding at the start (frames ``[0, head_end)``) come from a padded copy of the
+    signal's first ``left_need`` samples, blocks that reach into the padding at the end (frames from
+    ``tail_start`` on) from a padded copy of its samples from ``right_start`` on, and the blocks in between
+    straight from the signal.
+    """
+
+    head_end: int
+    tail_start: int
     left_need: int
     right_start: int
 
     @staticmethod
     def of(n: int, n_fft: int, hop: int, pad_mode: str, n_frames: int) -> _EdgeLayout | None:
         """The layout, or None where only padding the whole signal will do (wrap padding reads the other
-        end; a short signal's two ends overlap)."""
+        end; on a short signal the two ends meet)."""
         pad = n_fft // 2
-        head = min(n_frames, -(-pad // hop))
-        inner_end = min(n_frames, (n + pad - n_fft) // hop + 1) if n + pad >= n_fft else 0
+        block = _block_frames(n_fft)
+        head = -(-pad // hop)  # frames that start before the signal
+        inner_end = (n + pad - n_fft) // hop + 1 if n + pad >= n_fft else 0  # frames that end inside it
+        head_end = min(n_frames, -(-head // block) * block)
+        tail_start = max(head_end, min(n_frames, inner_end // block * block))
         # the ends are padded from pad + 1 samples or more, as many as reflect / symmetric read there
-        left_need = max((head - 1) * hop + n_fft - pad, pad + 1)
-        right_start = min(inner_end * hop - pad, n - pad - 1)
-        if pad_mode == "wrap" or inner_end < head or left_need > n or right_start < 0:
+        left_need = max((head_end - 1) * hop + n_fft - pad, pad + 1)
+        right_start = min(tail_start * hop - pad, n - pad - 1)
+        if pad_mode == "wrap" or tail_start < head or left_need > n or right_start < 0:
             return None
-        return _EdgeLayout(head, inner_end, left_need, right_start)
+        return _EdgeLayout(head_end, tail_start, left_need, right_start)
 
     def ready_frames(self, ready: int, n_fft: int, hop: int) -> int:
         """How many frames from the first on can be computed once the first ``ready`` samples exist (the
-        frames at the end, which need the whole signal, excepted)."""
+        blocks at the end, which need the whole signal, excepted)."""
         if ready < self.left_need:
             return 0
-        return max(0, min(self.inner_end, (ready + n_fft // 2 - n_fft) // hop + 1))
+        return max(0, min(self.tail_start, (ready + n_fft // 2 - n_fft) // hop + 1))
 
 
 def _octave_response(
@@ -192,34 +199,48 @@ def _octave_response(
     stop: int | None = None,
 ) -> None:
     """Write the responses of one octave's filters into ``out`` (batch, k, n_frames), complex: frames
-    ``[first, stop)`` (default all).
+    ``[first, stop)`` (default all; ``first`` a multiple of :func:`_block_frames`).
 
     Each centred frame of ``x`` (batch, n) times ``weights`` (n_fft, 2 k; real and imaginary part of each
-    filter side by side) is one row of k complex responses. The frames that lie inside ``x`` are read from it
-    in place; only the few at each end that reach into the padding are taken from padded copies of the ends
-    (padding a whole signal of minutes was a copy as long as the products themselves). Frames before
-    :meth:`_EdgeLayout.ready_frames` read only the samples that it counts.
+    filter side by side) is one row of k complex responses, one matrix product per block of frames. Blocks
+    inside ``x`` are read from it in place; only those at each end that reach into the padding are taken from
+    padded copies of the ends (padding a whole signal of minutes was a copy as long as the products
+    themselves). Frames before :meth:`_EdgeLayout.ready_frames` read only the samples that it counts.
+
+    Blocks start at multiples of :func:`_block_frames` counted from the octave's first frame: BLAS's rounding
+    of a frame depends on how many frames share its product (on a 2048-point octave, 14-frame products doubled
+    the float32 error of 64-frame ones), and this way a frame always shares it with the same frames, whatever
+    the batch (the torch path groups rows differently) and however the frames are split between calls (one
+    signal's products start on partial signals). Each numpy call covers all rows of ``x``: every call takes
+    the GIL, which the threads of a batch share.
     """
     stop = n_frames if stop is None else stop
     pad = n_fft // 2
+    block = _block_frames(n_fft)
     edges = _EdgeLayout.of(x.shape[1], n_fft, hop, pad_mode, n_frames)
     if edges is None:
-        frames = octave_frames(x, n_fft, hop, pad_mode, n_frames)[:, first:stop]
-        _frames_product(frames, weights, hop, out[:, :, first:stop], first)
-        return
-    a, b = max(first, edges.head), min(stop, edges.inner_end)
-    if a < b:
-        _frames_product(_frames(x, a * hop - pad, hop, n_fft, b - a), weights, hop, out[:, :, a:b], a)
-    if first < edges.head:
-        left = _pad_end(x[:, : edges.left_need], pad, pad_mode, "left")
-        b = min(stop, edges.head)
-        frames = _frames(left, first * hop, hop, n_fft, b - first)
-        _frames_product(frames, weights, hop, out[:, :, first:b], first)
-    if stop > edges.inner_end:
-        right = _pad_end(x[:, edges.right_start :], pad, pad_mode, "right")
-        a = max(first, edges.inner_end)
-        frames = _frames(right, a * hop - pad - edges.right_start, hop, n_fft, stop - a)
-        _frames_product(frames, weights, hop, out[:, :, a:stop], a)
+        # the whole padded signal serves as the "start" of every block
+        head_end, tail_start = n_frames, n_frames
+        left = np.pad(x, [(0, 0), (pad, pad)], mode=pad_mode)
+    else:
+        head_end, tail_start = edges.head_end, edges.tail_start
+        left = _pad_end(x[:, : edges.left_need], pad, pad_mode, "left") if first < head_end else None
+    right = None
+    for t0 in range(first, stop, block):
+        t1 = min(stop, t0 + block)
+        if t0 < head_end:
+            frames = _frames(left, t0 * hop, hop, n_fft, t1 - t0)
+        elif t0 < tail_start:
+            frames = _frames(x, t0 * hop - pad, hop, n_fft, t1 - t0)
+        else:
+            if right is None:
+                right = _pad_end(x[:, edges.right_start :], pad, pad_mode, "right")
+            frames = _frames(right, t0 * hop - pad - edges.right_start, hop, n_fft, t1 - t0)
+        if hop < n_fft:
+            # overlapping frames are copied so that the product runs in BLAS; frames that do not overlap
+            # are a valid BLAS operand as they lie (row stride = hop)
+            frames = np.ascontiguousarray(frames)
+        out[:, :, t0:t1] = np.matmul(frames, weights).view(out.dtype).transpose(0, 2, 1)
 
 
 def _pad_end(x: np.ndarray, pad: int, mode: str, side: str) -> np.ndarray:
@@ -252,33 +273,6 @@ def _frames(x: np.ndarray, start: int, hop: int, n_fft: int, count: int) -> np.n
 def _block_frames(n_fft: int) -> int:
     """Frames per matrix product: about _BLOCK_SAMPLES samples per row, at least _MIN_BLOCK_FRAMES."""
     return max(_MIN_BLOCK_FRAMES, _BLOCK_SAMPLES // n_fft)
-
-
-def _frames_product(
-    frames: np.ndarray, weights: np.ndarray, hop: int, out: np.ndarray, start: int = 0
-) -> None:
-    """``frames`` (batch, T, n_fft), frames ``start`` to ``start + T`` of an octave, times ``weights``
-    (n_fft, 2 k) into ``out`` (batch, k, T) viewed as complex.
-
-    Frames that do not overlap (hop >= n_fft) are a valid BLAS operand as they lie (row stride = hop);
-    overlapping frames are copied, all rows at once, block by block of frames small enough to stay in cache.
-    Each numpy call covers the whole batch (they take the GIL, and the threads of a batch wait for one another
-    there). The products themselves are one per row and block, and blocks end at multiples of
-    :func:`_block_frames` counted from the octave's first frame: BLAS's rounding of a frame can depend on how
-    many frames share its product, and this way a frame always shares it with the same ones, whatever the
-    batch (the torch path groups rows differently) and however an octave's frames are split between calls
-    (one signal's products start on partial signals).
-    """
-    count, n_fft = frames.shape[1:]
-    block = _block_frames(n_fft)
-    t = 0
-    while t < count:
-        end = min(count, ((start + t) // block + 1) * block - start)
-        chunk = frames[:, t:end]
-        if hop < n_fft:
-            chunk = np.ascontiguousarray(chunk)
-        out[:, :, t:end] = np.matmul(chunk, weights).view(out.dtype).transpose(0, 2, 1)
-        t = end
 
 
 def _octave_signals(x: np.ndarray, plan: VqtPlan, res_type: str | None):
@@ -441,7 +435,7 @@ def _single_row_response(
             else:
                 edges = _EdgeLayout.of(signals[stage].shape[1], n_fft, o.hop, p.pad_mode, n_frames)
                 stop = 0 if edges is None else edges.ready_frames(ready, n_fft, o.hop)
-                # a run ends where a block of the products ends (see _frames_product)
+                # a run ends where a block of the products ends (see _octave_response)
                 stop -= stop % _block_frames(n_fft)
                 if stop - submitted[i] < _MIN_JOB_FRAMES:
                     continue
