@@ -46,10 +46,15 @@ def test_rows_match_one_soxr_call_each(quality: str, dtype) -> None:
         np.testing.assert_array_equal(out, soxr.resample(row, 2, 1, quality=quality))
 
 
+@pytest.mark.parametrize("direct", [True, False], ids=["libsoxr-direct", "soxr-stream"])
 @pytest.mark.parametrize("n", [1, 2, 999, 1000, 70_001])
-def test_a_signal_fed_in_pieces_gives_the_one_call_numbers(n: int) -> None:
+def test_a_signal_fed_in_pieces_gives_the_one_call_numbers(n: int, direct: bool, monkeypatch) -> None:
     x = np.random.default_rng(n).standard_normal((1, n)).astype(np.float32)
     expected = downsample(x, 2, "soxr_hq")[0]
+    package = soxr.resample(x[0], 2, 1, "soxr_hq")
+    np.testing.assert_array_equal(expected[: package.size], (package / np.sqrt(0.5)).astype(np.float32))
+    if not direct:
+        monkeypatch.setattr(_soxr_direct, "new_resampler", lambda *args: None)
     dest = np.full(expected.shape, np.nan, np.float32)
     stream = StreamDownsampler(2, "soxr_hq", dest)
     cuts = np.sort(np.random.default_rng(0).integers(0, n + 1, size=6))  # pieces of every size, empty too

@@ -112,9 +112,13 @@ class StreamDownsampler:
     """
 
     def __init__(self, factor: int, res_type: str, dest: np.ndarray) -> None:
-        import soxr
+        # libsoxr's C functions when they can be reached (written straight into dest, without the GIL), else
+        # the soxr package's stream
+        self._direct = _soxr_direct.new_resampler(factor, res_type, dest.dtype)
+        if self._direct is None:
+            import soxr
 
-        self._stream = soxr.ResampleStream(factor, 1, 1, dtype=dest.dtype.name, quality=res_type)
+            self._stream = soxr.ResampleStream(factor, 1, 1, dtype=dest.dtype.name, quality=res_type)
         self._dest = dest
         self._written = 0
         self._divisor = np.sqrt(1.0 / factor)
@@ -128,10 +132,18 @@ class StreamDownsampler:
         """Feed the next ``piece`` of the input (``last``: the end of the signal); return the view of
         ``dest`` that it completed (possibly empty; after the last piece, up to the end of ``dest``)."""
         start = self._written
-        r = self._stream.resample_chunk(np.ascontiguousarray(piece, dtype=self._dest.dtype), last=last)
-        k = min(self._dest.shape[0] - start, r.shape[-1])
-        np.divide(r[:k], self._divisor, out=self._dest[start : start + k], casting="same_kind")
-        self._written += k
+        piece = np.ascontiguousarray(piece, dtype=self._dest.dtype)
+        if self._direct is not None:
+            self._written += self._direct.push_into(piece, self._dest[start:])
+            if last:
+                self._written += self._direct.push_into(None, self._dest[self._written :])
+            done = self._dest[start : self._written]
+            np.divide(done, self._divisor, out=done, casting="same_kind")
+        else:
+            r = self._stream.resample_chunk(piece, last=last)
+            k = min(self._dest.shape[0] - start, r.shape[-1])
+            np.divide(r[:k], self._divisor, out=self._dest[start : start + k], casting="same_kind")
+            self._written += k
         if last:
             self._dest[self._written :] = 0
             self._written = self._dest.shape[0]

@@ -110,6 +110,14 @@ class DirectResampler:
         if lib is not None and handle is not None:
             lib.soxr_delete(handle)
 
+    def push_into(self, piece: np.ndarray | None, out: np.ndarray) -> int:
+        """Feed ``piece`` (contiguous, this resampler's dtype; None: the end of the signal, which flushes
+        what libsoxr's filter still holds) and write what libsoxr returns into ``out``; return its count."""
+        lib, done = self._lib, self._done
+        data, size = (None, 0) if piece is None else (piece.ctypes.data, piece.shape[0])
+        self._check(lib.soxr_process(self._handle, data, size, None, out.ctypes.data, out.shape[0], done))
+        return done.value
+
     def resample_into(self, row: np.ndarray, out: np.ndarray) -> int:
         """Resample the whole of ``row`` (contiguous, this resampler's dtype) as one signal into ``out``.
 
@@ -152,6 +160,13 @@ def resampler(factor: int, res_type: str, dtype: np.dtype) -> DirectResampler | 
     return cache[key]
 
 
+def new_resampler(factor: int, res_type: str, dtype: np.dtype) -> DirectResampler | None:
+    """A fresh direct resampler of the caller's own (for a signal fed in pieces), or None as
+    :func:`resampler`."""
+    dtype = np.dtype(dtype)
+    return _create(factor, res_type, dtype) if _verified(factor, res_type, dtype.str) else None
+
+
 def _create(factor: int, res_type: str, dtype: np.dtype) -> DirectResampler:
     import soxr
     from soxr import soxr_ext
@@ -180,6 +195,15 @@ def _verified(factor: int, res_type: str, dtype_str: str) -> bool:
             written = direct.resample_into(row, out)
             if written != expected.shape[0] or not np.array_equal(out[:written], expected):
                 return False
+        # fed in pieces of any size, then flushed, a fresh resampler gives the same numbers
+        row = rng.standard_normal(70_001).astype(dtype)
+        expected = soxr.resample(row, factor, 1, quality=res_type)
+        pieces, out, written = _create(factor, res_type, dtype), np.zeros(row.size // factor + 2, dtype), 0
+        for a, b in ((0, 0), (0, 1), (1, 4097), (4097, 70_001)):
+            written += pieces.push_into(row[a:b], out[written:])
+        written += pieces.push_into(None, out[written:])
+        if written != expected.shape[0] or not np.array_equal(out[:written], expected):
+            return False
     except (RuntimeError, ValueError, TypeError, ctypes.ArgumentError):
         return False
     return True
