@@ -332,13 +332,7 @@ def octave_frames(x: np.ndarray, n_fft: int, hop: int, pad_mode: str, n_frames: 
     """The centred frames (batch, n_frames, n_fft) of ``x`` (batch, n), a read-only strided view of the padded
     signal."""
     pad = n_fft // 2
-    padded = np.pad(x, [(0, 0), (pad, pad)], mode=pad_mode)
-    return np.lib.stride_tricks.as_strided(
-        padded,
-        shape=(padded.shape[0], n_frames, n_fft),
-        strides=(padded.strides[0], padded.strides[1] * hop, padded.strides[1]),
-        writeable=False,
-    )
+    return _frames(np.pad(x, [(0, 0), (pad, pad)], mode=pad_mode), 0, hop, n_fft, n_frames)
 
 
 def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
