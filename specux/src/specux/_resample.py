@@ -18,19 +18,17 @@ writes them out as filters and gives their adjoints, which gradients need.
 from __future__ import annotations
 
 import math
-import threading
 from typing import Any
 
 import numpy as np
 import scipy.signal
 
 from specux import _soxr_direct
+from specux._threads import per_thread
 
 SOXR_QUALITIES = ("soxr_vhq", "soxr_hq", "soxr_mq", "soxr_lq", "soxr_qq")
 RES_TYPES = (*SOXR_QUALITIES, "polyphase")
 
-#: per-thread soxr streams (a stream holds state between calls, so threads must not share one)
-_local = threading.local()
 
 def check_res_type(res_type: str) -> None:
     """Raise a clear error for an unknown resampler, or for a soxr quality when soxr is not installed."""
@@ -151,17 +149,12 @@ def _soxr_stream(factor: int, res_type: str, dtype: np.dtype) -> Any:
     A stream run to its end and cleared gives the numbers of ``soxr.resample``, without designing the filter
     again on every call (about 40 us each, which added up to 4 ms over the rows and octaves of one batch).
     """
-    streams = getattr(_local, "streams", None)
-    if streams is None:
-        streams = _local.streams = {}
-    key = (factor, res_type, np.dtype(dtype).str)
-    stream = streams.get(key)
-    if stream is None:
+    def make() -> Any:
         import soxr
 
-        stream = soxr.ResampleStream(factor, 1, 1, dtype=np.dtype(dtype).name, quality=res_type)
-        streams[key] = stream
-    return stream
+        return soxr.ResampleStream(factor, 1, 1, dtype=np.dtype(dtype).name, quality=res_type)
+
+    return per_thread(("soxr-stream", factor, res_type, np.dtype(dtype).str), make)
 
 
 def _fix_length(out: np.ndarray, n_out: int) -> np.ndarray:

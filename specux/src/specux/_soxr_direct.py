@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import threading
 from typing import Any
 
 import numpy as np
+
+from specux._threads import per_thread
 
 
 class _IoSpec(ctypes.Structure):
@@ -142,22 +143,13 @@ class DirectResampler:
             raise RuntimeError(f"libsoxr: {error.decode()}")
 
 
-_local = threading.local()
-
-
 def resampler(factor: int, res_type: str, dtype: np.dtype) -> DirectResampler | None:
     """This thread's direct libsoxr resampler for ``res_type`` (a soxr quality) and ``dtype``, or None when
     libsoxr's functions cannot be reached or do not reproduce ``soxr.resample`` bit for bit."""
     dtype = np.dtype(dtype)
     if not _verified(factor, res_type, dtype.str):
         return None
-    cache = getattr(_local, "resamplers", None)
-    if cache is None:
-        cache = _local.resamplers = {}
-    key = (factor, res_type, dtype.str)
-    if key not in cache:
-        cache[key] = _create(factor, res_type, dtype)
-    return cache[key]
+    return per_thread(("soxr-direct", factor, res_type, dtype.str), lambda: _create(factor, res_type, dtype))
 
 
 def new_resampler(factor: int, res_type: str, dtype: np.dtype) -> DirectResampler | None:

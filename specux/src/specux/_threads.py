@@ -14,7 +14,7 @@ import contextlib
 import functools
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 _lock = threading.Lock()
@@ -71,9 +71,29 @@ def in_pool() -> bool:
     return threading.current_thread().name.startswith(_POOL_PREFIX)
 
 
+def can_fan_out() -> bool:
+    """Whether work may be handed to :func:`pool` and waited for: there are several cores, and this thread is
+    not one of the pool's own workers (see :func:`in_pool`)."""
+    return (os.cpu_count() or 1) > 1 and not in_pool()
+
+
+_local = threading.local()
+
+
+def per_thread(key: Hashable, make: Callable[[], Any]) -> Any:
+    """This thread's object for ``key``, made by ``make()`` on its first use in the thread (for stateful
+    objects that threads must not share, such as resampler streams)."""
+    objects = getattr(_local, "objects", None)
+    if objects is None:
+        objects = _local.objects = {}
+    if key not in objects:
+        objects[key] = make()
+    return objects[key]
+
+
 def for_each(fn, jobs: list) -> None:
     """``fn(job)`` for every job, on the shared pool when there are several jobs and cores, else in turn."""
-    if len(jobs) > 1 and (os.cpu_count() or 1) > 1 and not in_pool():
+    if len(jobs) > 1 and can_fan_out():
         for _ in pool().map(fn, jobs):
             pass
     else:

@@ -25,7 +25,7 @@ from specux import _arrays, _validate
 from specux._dispatch import prepare
 from specux._filters import constant_q as cqf
 from specux._resample import SOXR_QUALITIES, StreamDownsampler, check_res_type, downsample
-from specux._threads import in_pool, pool, single_threaded_blas
+from specux._threads import can_fan_out, pool, single_threaded_blas
 from specux._torch_hook import torch_route
 from specux.ops.tuning import estimate_tuning
 
@@ -346,7 +346,7 @@ def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
 
     out = np.empty((x.shape[0], p.n_bins, n_frames), dtype=cdtype)
     workers = os.cpu_count() or 1
-    if workers == 1 or in_pool() or (x.shape[0] == 1 and len(plan.octaves) == 1):
+    if not can_fan_out() or (x.shape[0] == 1 and len(plan.octaves) == 1):
         _rows_response(x, plan, bases, p, n_frames, out)
     elif x.shape[0] == 1:
         with single_threaded_blas():
