@@ -90,17 +90,29 @@ def _library() -> Any:
     return lib
 
 
-class DirectResampler:
-    """One libsoxr resampler (one channel), used by one thread at a time; see :func:`resampler`."""
+#: soxr.h's SOXR_SPLIT: added to a datatype, the channels come as one buffer each instead of interleaved
+_SOXR_SPLIT = 4
+#: channels of one libsoxr call at most; a batch goes through in runs of this many rows
+MAX_CHANNELS = 8
 
-    def __init__(self, lib: Any, factor: int, quality: int, datatype: int, dtype: np.dtype) -> None:
+
+class DirectResampler:
+    """One libsoxr resampler of ``channels`` channels (one buffer per channel), used by one thread at a time;
+    see :func:`resampler`."""
+
+    def __init__(
+        self, lib: Any, factor: int, quality: int, datatype: int, dtype: np.dtype, channels: int = 1
+    ) -> None:
         self._lib = lib
         self.dtype = dtype
+        self.channels = channels
         error = ctypes.c_char_p()
+        if channels > 1:
+            datatype += _SOXR_SPLIT
         io_spec = lib.soxr_io_spec(datatype, datatype)
         quality_spec = lib.soxr_quality_spec(quality, 0)
         specs = (ctypes.byref(io_spec), ctypes.byref(quality_spec), None)
-        handle = lib.soxr_create(float(factor), 1.0, 1, ctypes.byref(error), *specs)
+        handle = lib.soxr_create(float(factor), 1.0, channels, ctypes.byref(error), *specs)
         if error.value is not None or not handle:
             raise RuntimeError(f"libsoxr: {(error.value or b'soxr_create failed').decode()}")
         self._handle = ctypes.c_void_p(handle)
@@ -113,29 +125,44 @@ class DirectResampler:
 
     def push_into(self, piece: np.ndarray | None, out: np.ndarray) -> int:
         """Feed ``piece`` (contiguous, this resampler's dtype; None: the end of the signal, which flushes
-        what libsoxr's filter still holds) and write what libsoxr returns into ``out``; return its count."""
+        what libsoxr's filter still holds) and write what libsoxr returns into ``out``; return its count.
+        One channel only."""
         lib, done = self._lib, self._done
         data, size = (None, 0) if piece is None else (piece.ctypes.data, piece.shape[0])
         self._check(lib.soxr_process(self._handle, data, size, None, out.ctypes.data, out.shape[0], done))
         return done.value
 
-    def resample_into(self, row: np.ndarray, out: np.ndarray) -> int:
-        """Resample the whole of ``row`` (contiguous, this resampler's dtype) as one signal into ``out``.
+    def resample_into(self, rows: np.ndarray, out: np.ndarray) -> int:
+        """Resample each row of ``rows`` as one signal into the same row of ``out``, all channels in one
+        libsoxr call: ``rows`` (n,) with one channel, else (channels, n), and ``out`` likewise, each row
+        contiguous and of this resampler's dtype.
 
-        Returns the number of samples written: libsoxr's count, ``round(n / factor)``, at most ``out.size``.
+        Returns the number of samples written per row: libsoxr's count, ``round(n / factor)``, at most the
+        length of ``out``'s rows.
         """
         lib, done = self._lib, self._done
         self._check(lib.soxr_clear(self._handle))
+        n, room = rows.shape[-1], out.shape[-1]
         self._check(
-            lib.soxr_process(
-                self._handle, row.ctypes.data, row.shape[0], None, out.ctypes.data, out.shape[0], done
-            )
+            lib.soxr_process(self._handle, self._buffers(rows), n, None, self._buffers(out), room, done)
         )
         written = done.value
-        tail = out[written:]
         # the end of the input: libsoxr flushes what its filter still holds
-        self._check(lib.soxr_process(self._handle, None, 0, None, tail.ctypes.data, tail.shape[0], done))
+        tail = self._buffers(out, written)
+        self._check(lib.soxr_process(self._handle, None, 0, None, tail, room - written, done))
         return written + done.value
+
+    def _buffers(self, a: np.ndarray, offset: int = 0) -> Any:
+        """libsoxr's buffer argument for ``a`` from sample ``offset`` of each row: the address itself for one
+        channel, an array of one address per row for several."""
+        step = a.dtype.itemsize
+        if self.channels == 1:
+            return a.ctypes.data + offset * step
+        base, row = a.ctypes.data + offset * step, a.strides[0]
+        return ctypes.cast(
+            (ctypes.c_void_p * self.channels)(*(base + i * row for i in range(self.channels))),
+            ctypes.c_void_p,
+        )
 
     @staticmethod
     def _check(error: bytes | None) -> None:
@@ -143,30 +170,35 @@ class DirectResampler:
             raise RuntimeError(f"libsoxr: {error.decode()}")
 
 
-def resampler(factor: int, res_type: str, dtype: np.dtype) -> DirectResampler | None:
-    """This thread's direct libsoxr resampler for ``res_type`` (a soxr quality) and ``dtype``, or None when
-    libsoxr's functions cannot be reached or do not reproduce ``soxr.resample`` bit for bit."""
+def resampler(factor: int, res_type: str, dtype: np.dtype, channels: int = 1) -> DirectResampler | None:
+    """This thread's direct libsoxr resampler for ``res_type`` (a soxr quality), ``dtype`` and ``channels``
+    (1 to :data:`MAX_CHANNELS`), or None when libsoxr's functions cannot be reached or do not reproduce
+    ``soxr.resample`` bit for bit."""
     dtype = np.dtype(dtype)
-    if not _verified(factor, res_type, dtype.str):
+    if not 1 <= channels <= MAX_CHANNELS or not _verified(factor, res_type, dtype.str):
         return None
-    return per_thread(("soxr-direct", factor, res_type, dtype.str), lambda: _create(factor, res_type, dtype))
+    return per_thread(
+        ("soxr-direct", factor, res_type, dtype.str, channels),
+        lambda: _create(factor, res_type, dtype, channels),
+    )
 
 
 def new_resampler(factor: int, res_type: str, dtype: np.dtype) -> DirectResampler | None:
-    """A fresh direct resampler of the caller's own (for a signal fed in pieces), or None as
+    """A fresh one-channel direct resampler of the caller's own (for a signal fed in pieces), or None as
     :func:`resampler`."""
     dtype = np.dtype(dtype)
     return _create(factor, res_type, dtype) if _verified(factor, res_type, dtype.str) else None
 
 
-def _create(factor: int, res_type: str, dtype: np.dtype) -> DirectResampler:
+def _create(factor: int, res_type: str, dtype: np.dtype, channels: int = 1) -> DirectResampler:
     import soxr
     from soxr import soxr_ext
 
     datatype = soxr_ext.SOXR_FLOAT32_I if dtype == np.float32 else soxr_ext.SOXR_FLOAT64_I
     quality = soxr._quality_to_enum(res_type)
     # nanobind enums carry their C value in .value
-    return DirectResampler(_library(), factor, int(quality), int(getattr(datatype, "value", datatype)), dtype)
+    datatype = int(getattr(datatype, "value", datatype))
+    return DirectResampler(_library(), factor, int(quality), datatype, dtype, channels)
 
 
 @functools.cache
@@ -186,6 +218,14 @@ def _verified(factor: int, res_type: str, dtype_str: str) -> bool:
             out = np.zeros(n // factor + 2, dtype)
             written = direct.resample_into(row, out)
             if written != expected.shape[0] or not np.array_equal(out[:written], expected):
+                return False
+        # several channels in one call: each row's numbers as on its own
+        rows = rng.standard_normal((3, 20_001)).astype(dtype)
+        out = np.zeros((3, rows.shape[1] // factor + 2), dtype)
+        written = _create(factor, res_type, dtype, channels=3).resample_into(rows, out)
+        for row, got in zip(rows, out):
+            expected = soxr.resample(row, factor, 1, quality=res_type)
+            if written != expected.shape[0] or not np.array_equal(got[:written], expected):
                 return False
         # fed in pieces of any size, then flushed, a fresh resampler gives the same numbers
         row = rng.standard_normal(70_001).astype(dtype)

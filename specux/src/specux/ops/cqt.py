@@ -31,12 +31,17 @@ from specux.ops.tuning import estimate_tuning
 
 __all__ = ["VqtParams", "cqt", "vqt", "vqt_cpu", "vqt_plan"]
 
-#: overlapping frames are copied and multiplied in blocks of about this many samples per row, small enough
-#: to stay in cache with a few rows, and of at least _MIN_BLOCK_FRAMES frames
-_BLOCK_SAMPLES = 1 << 16
+#: overlapping frames are copied and multiplied in blocks of about this many samples per row, and of at
+#: least _MIN_BLOCK_FRAMES frames. OpenBLAS multiplies products of up to about 10^6 multiply-adds without
+#: repacking them (its "small matrix" kernels on AVX-512): 128 frames of 256 samples by 24 weight columns ran
+#: at 96 GFLOP/s where 256 frames ran at 67 (1 << 16), and summed more accurately (float32 cqt of the
+#: benchmark's 3-minute clip: 3.2e-7 against 1.2e-6 of the peak, both against float64)
+_BLOCK_SAMPLES = 1 << 15
 _MIN_BLOCK_FRAMES = 64
-#: rows of a batch that one pool task takes through all octaves of the multirate transform
-_ROWS_PER_TASK = 4
+#: samples (all rows together) of the frames that one numpy call multiplies, in blocks
+_CALL_SAMPLES = 1 << 18
+#: rows of a batch that one pool task takes through all octaves of the multirate transform, at most
+_ROWS_PER_TASK = 8
 #: input samples per piece of the pipelined chain of halvings of one signal: a few dozen pieces for a
 #: clip of minutes (each piece costs a few calls into libsoxr), one for a short one
 _CHAIN_PIECE = 1 << 17
@@ -212,21 +217,30 @@ def _octave_response(
         head_end, tail_start = edges.head_end, edges.tail_start
         left = _pad_end(x[:, : edges.left_need], pad, pad_mode, "left") if head_end else None
     right = None
-    for t0 in range(0, n_frames, block):
-        t1 = min(n_frames, t0 + block)
+    # several blocks per numpy call where they come from one source (a 4-D product is one BLAS call per
+    # block, so the bits stay those of one call per block); each call takes the GIL
+    group = max(1, _CALL_SAMPLES // (x.shape[0] * block * n_fft))
+    t0 = 0
+    while t0 < n_frames:
         if t0 < head_end:
-            frames = _frames(left, t0 * hop, hop, n_fft, t1 - t0)
+            source, offset, limit = left, 0, head_end
         elif t0 < tail_start:
-            frames = _frames(x, t0 * hop - pad, hop, n_fft, t1 - t0)
+            source, offset, limit = x, pad, tail_start
         else:
             if right is None:
                 right = _pad_end(x[:, edges.right_start :], pad, pad_mode, "right")
-            frames = _frames(right, t0 * hop - pad - edges.right_start, hop, n_fft, t1 - t0)
+            source, offset, limit = right, pad + edges.right_start, n_frames
+        n_blocks = max(1, min(group, (limit - t0) // block))
+        count = min(block, n_frames - t0)  # frames per block: fewer only in the last block
+        t1 = t0 + n_blocks * count
+        frames = _frames(source, t0 * hop - offset, hop, n_fft, count, n_blocks, block)
         if hop < n_fft:
             # overlapping frames are copied so that the product runs in BLAS; frames that do not overlap
             # are a valid BLAS operand as they lie (row stride = hop)
             frames = np.ascontiguousarray(frames)
-        out[:, :, t0:t1] = np.matmul(frames, weights).view(out.dtype).transpose(0, 2, 1)
+        products = np.matmul(frames, weights).reshape(x.shape[0], t1 - t0, weights.shape[1])
+        out[:, :, t0:t1] = products.view(out.dtype).transpose(0, 2, 1)
+        t0 = t1
 
 
 def _pad_end(x: np.ndarray, pad: int, mode: str, side: str) -> np.ndarray:
@@ -246,14 +260,18 @@ def _pad_end(x: np.ndarray, pad: int, mode: str, side: str) -> np.ndarray:
     return np.concatenate([piece, x], axis=1)
 
 
-def _frames(x: np.ndarray, start: int, hop: int, n_fft: int, count: int) -> np.ndarray:
-    """``count`` frames of ``x`` (batch, n) from sample ``start``: a view (batch, count, n_fft)."""
-    return np.lib.stride_tricks.as_strided(
-        x[:, start:],
-        shape=(x.shape[0], count, n_fft),
-        strides=(x.strides[0], x.strides[1] * hop, x.strides[1]),
-        writeable=False,
-    )
+def _frames(
+    x: np.ndarray, start: int, hop: int, n_fft: int, count: int, n_blocks: int = 1, block: int = 0
+) -> np.ndarray:
+    """``count`` frames of ``x`` (batch, n) from sample ``start``: a view (batch, count, n_fft); with
+    ``n_blocks``, that many such runs, each ``block`` frames after the one before (batch, n_blocks, count,
+    n_fft)."""
+    s0, s1 = x.strides
+    if n_blocks == 1 and not block:
+        shape, strides = (x.shape[0], count, n_fft), (s0, s1 * hop, s1)
+    else:
+        shape, strides = (x.shape[0], n_blocks, count, n_fft), (s0, s1 * hop * block, s1 * hop, s1)
+    return np.lib.stride_tricks.as_strided(x[:, start:], shape=shape, strides=strides, writeable=False)
 
 
 def _block_frames(n_fft: int) -> int:
@@ -313,19 +331,39 @@ def output_frames(n: int, plan: VqtPlan, bases: list[tuple[np.ndarray, int]]) ->
 def early_signal(y: np.ndarray, p: VqtParams, plan: VqtPlan) -> np.ndarray:
     """``y`` (..., n) as rows (B, n) of the real precision, downsampled before the first octave when ``plan``
     says so (librosa's early downsampling)."""
+    return _downsample_early(_real_rows(y, p, plan), p, plan)
+
+
+def _downsample_early(x: np.ndarray, p: VqtParams, plan: VqtPlan) -> np.ndarray:
+    """Rows ``x`` (B, n) of the real precision, downsampled before the first octave when ``plan`` says so."""
+    if plan.early_factor > 1:
+        x = downsample(x, plan.early_factor, p.res_type)
+        gain = _early_gain(p, plan)
+        if gain is not None:
+            x = x * gain
+    return x
+
+
+def _real_rows(y: np.ndarray, p: VqtParams, plan: VqtPlan) -> np.ndarray:
+    """``y`` (..., n) as contiguous rows (B, n) of the real precision, checked long enough for the early
+    downsampling."""
     rdtype = np.finfo(np.dtype(p.dtype)).dtype
     x = np.ascontiguousarray(y.reshape(-1, y.shape[-1]), dtype=rdtype)
-    if plan.early_factor > 1:
-        if x.shape[-1] < plan.early_factor:
-            raise ValueError(
-                f"vqt: y has {x.shape[-1]} samples, fewer than the early downsampling factor "
-                f"{plan.early_factor} of this {len(plan.octaves)}-octave transform (as in librosa); use a "
-                "longer signal, a smaller hop_length or res_type=None"
-            )
-        x = downsample(x, plan.early_factor, p.res_type)
-        if not p.scale:
-            x = x * rdtype.type(np.sqrt(plan.early_factor))
+    if plan.early_factor > 1 and x.shape[-1] < plan.early_factor:
+        raise ValueError(
+            f"vqt: y has {x.shape[-1]} samples, fewer than the early downsampling factor "
+            f"{plan.early_factor} of this {len(plan.octaves)}-octave transform (as in librosa); use a "
+            "longer signal, a smaller hop_length or res_type=None"
+        )
     return x
+
+
+def _early_gain(p: VqtParams, plan: VqtPlan) -> np.floating | None:
+    """The factor applied after the early downsampling (librosa undoes its energy scaling when ``scale`` is
+    off), in the real precision, or None."""
+    if plan.early_factor == 1 or p.scale:
+        return None
+    return np.finfo(np.dtype(p.dtype)).dtype.type(np.sqrt(plan.early_factor))
 
 
 def octave_frames(x: np.ndarray, n_fft: int, hop: int, pad_mode: str, n_frames: int) -> np.ndarray:
@@ -340,23 +378,26 @@ def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
     plan = vqt_plan(p)
     cdtype = np.dtype(p.dtype)
     lead = y.shape[:-1]
-    x = early_signal(y, p, plan)
     bases = octave_bases(p, plan)
     n_frames = output_frames(y.shape[-1], plan, bases)
+    rows = int(np.prod(lead, dtype=np.int64))
 
-    out = np.empty((x.shape[0], p.n_bins, n_frames), dtype=cdtype)
+    out = np.empty((rows, p.n_bins, n_frames), dtype=cdtype)
     workers = os.cpu_count() or 1
-    if not can_fan_out() or (x.shape[0] == 1 and len(plan.octaves) == 1):
-        _rows_response(x, plan, bases, p, n_frames, out)
-    elif x.shape[0] == 1:
+    single_stage = len(plan.octaves) == 1 and plan.early_factor == 1
+    if rows == 1 and can_fan_out() and not single_stage:
         with single_threaded_blas():
-            _single_row_response(x, plan, bases, p, n_frames, out, pool())
+            _single_row_response(_real_rows(y, p, plan), plan, bases, p, n_frames, out, pool())
+        return out.reshape(*lead, p.n_bins, n_frames)
+    x = _real_rows(y, p, plan)
+    if not can_fan_out() or rows == 1:
+        _rows_response(x, plan, bases, p, n_frames, out)
     else:
-        # A batch: pool threads take groups of a few rows through every octave. The resampler runs rows one
-        # at a time (it releases the GIL), so the groups keep all cores busy with no barrier between octaves,
-        # and a group small enough to stay in cache from one octave to the next runs faster than the whole
-        # batch octave by octave (16 x 160000 float32 rows: 17 ms in groups of 4 against 24 ms in halves).
-        per_task = max(1, min(_ROWS_PER_TASK, x.shape[0] // workers))
+        # A batch: pool threads take groups of rows through every octave, as many groups as cores (each
+        # numpy call and each return from libsoxr takes the GIL, which the threads share: groups of 8 rows
+        # make 3 to 4 times fewer of them than rows one by one, and 16 x 160000 float32 rows took 32 ms of
+        # CPU in groups of 8 against 43 ms row by row), with no barrier between octaves.
+        per_task = max(1, min(_ROWS_PER_TASK, -(-x.shape[0] // workers)))
         tasks = [slice(a, a + per_task) for a in range(0, x.shape[0], per_task)]
         with single_threaded_blas():
             jobs = [pool().submit(_rows_response, x[r], plan, bases, p, n_frames, out[r]) for r in tasks]
@@ -373,7 +414,9 @@ def _rows_response(
     n_frames: int,
     out: np.ndarray,
 ) -> None:
-    """Every octave's responses of rows ``x`` (batch, n) into ``out`` (batch, n_bins, n_frames), in turn."""
+    """Every octave's responses of rows ``x`` (batch, n), before any early downsampling, into ``out``
+    (batch, n_bins, n_frames), in turn."""
+    x = _downsample_early(x, p, plan)
     for s, (w, n_fft), o in zip(_octave_signals(x, plan, p.res_type), bases, plan.octaves):
         _octave_response(s, w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows])
 
@@ -387,71 +430,86 @@ def _single_row_response(
     out: np.ndarray,
     workers: concurrent.futures.Executor,
 ) -> None:
-    """Every octave's responses of one signal ``x`` (1, n) into ``out`` (1, n_bins, n_frames).
+    """Every octave's responses of one signal ``x`` (1, n), before any early downsampling, into ``out``
+    (1, n_bins, n_frames).
 
-    The octave signals form a chain of halvings, each needing the one before, and the first halving is half of
-    all the resampling. With libsoxr, which takes its input in pieces, the chain runs as a pipeline on two
-    threads: this one halves the full-rate signal piece by piece and hands every finished piece to a pool
-    thread that pushes it through all the other halvings (about the same amount of work). Each octave's
-    product goes to the pool as soon as its signal is complete. (Starting the products on partial signals,
-    in runs of frames, cost more than it saved on two cores: 43.6 against 47.1 ms of CPU on the 3-minute
-    clip.) The numbers are those of the batch path.
+    The octave signals form a chain of resamplings (the early downsampling, then halvings), each needing the
+    one before, and the first link is half of all the resampling. With libsoxr, which takes its input in
+    pieces, the chain runs as a pipeline on two threads: this one resamples the full-rate signal piece by
+    piece and hands every finished piece to a pool thread that pushes it through all the other links (about
+    the same amount of work). Each octave's product goes to the pool as soon as its signal is complete.
+    (Starting the products on partial signals, in runs of frames, cost more than it saved on two cores: 43.6
+    against 47.1 ms of CPU on the 3-minute clip.) The numbers are those of the batch path.
     """
-    # stage k: the signal after k halvings; several octaves share one stage when an odd hop stops the halving
+    # stage k: the signal of the first octave after k halvings; several octaves share one stage when an odd
+    # hop stops the halving
     stage_of = [0]
     for prev, octave in zip(plan.octaves, plan.octaves[1:]):
         stage_of.append(stage_of[-1] + (octave.sr != prev.sr))
     n_stages = stage_of[-1] + 1
-    signals = [x]
+    early = plan.early_factor
 
-    def submit_products(stage: int) -> list[concurrent.futures.Future]:
+    def submit_products(signals: list[np.ndarray], stages: range) -> list[concurrent.futures.Future]:
         return [
             workers.submit(
-                _octave_response, signals[stage], w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows]
+                _octave_response, signals[s], w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows]
             )
             for o, (w, n_fft), s in zip(plan.octaves, bases, stage_of)
-            if s == stage
+            if s in stages
         ]
 
-    if n_stages > 1 and p.res_type in SOXR_QUALITIES:
-        for _ in range(1, n_stages):
-            signals.append(np.empty((1, math.ceil(signals[-1].shape[1] / 2)), x.dtype))
-        halvings = [StreamDownsampler(2, p.res_type, s[0]) for s in signals[1:]]
-        pieces: queue.SimpleQueue = queue.SimpleQueue()
-
-        def later_halvings() -> None:
-            while True:
-                item = pieces.get()
-                if item is None:  # the first halving failed
-                    return
-                piece, last = item
-                for halving in halvings[1:]:
-                    piece = halving.push(piece, last)
-                if last:
-                    return
-
-        chain = workers.submit(later_halvings) if n_stages > 2 else None
-        jobs = submit_products(0)
-        try:
-            n = x.shape[1]
-            for a in range(0, n, _CHAIN_PIECE):
-                last = a + _CHAIN_PIECE >= n
-                done = halvings[0].push(x[0, a : a + _CHAIN_PIECE], last)
-                if chain is not None:
-                    pieces.put((done, last))
-        except BaseException:
-            pieces.put(None)
-            raise
-        jobs += submit_products(1)
-        if chain is not None:
-            chain.result()
-            for stage in range(2, n_stages):
-                jobs += submit_products(stage)
-    else:
-        jobs = submit_products(0)
+    if p.res_type not in SOXR_QUALITIES or (early == 1 and n_stages == 1):
+        # nothing to pipeline: the signals are made in turn
+        signals = [early_signal(x, p, plan)]
+        jobs = submit_products(signals, range(1))
         for stage in range(1, n_stages):
             signals.append(downsample(signals[-1], 2, p.res_type))
-            jobs += submit_products(stage)
+            jobs += submit_products(signals, range(stage, stage + 1))
+        for job in jobs:
+            job.result()
+        return
+
+    # the links of the chain and the signals they write; without early downsampling, stage 0 is x itself
+    factors = ([early] if early > 1 else []) + [2] * (n_stages - 1)
+    written, length = [], x.shape[1]
+    for f in factors:
+        length = math.ceil(length / f)
+        written.append(np.empty((1, length), x.dtype))
+    signals = written if early > 1 else [x, *written]
+    links = [StreamDownsampler(f, p.res_type, s[0]) for f, s in zip(factors, written)]
+    first_done = 0 if early > 1 else 1  # the stage that this thread's link completes
+    gain = _early_gain(p, plan)
+    pieces: queue.SimpleQueue = queue.SimpleQueue()
+
+    def later_links() -> None:
+        while True:
+            item = pieces.get()
+            if item is None:  # the first link failed
+                return
+            piece, last = item
+            for link in links[1:]:
+                piece = link.push(piece, last)
+            if last:
+                return
+
+    chain = workers.submit(later_links) if len(links) > 1 else None
+    jobs = submit_products(signals, range(first_done))
+    try:
+        n = x.shape[1]
+        for a in range(0, n, _CHAIN_PIECE):
+            last = a + _CHAIN_PIECE >= n
+            done = links[0].push(x[0, a : a + _CHAIN_PIECE], last)
+            if gain is not None:
+                done *= gain
+            if chain is not None:
+                pieces.put((done, last))
+    except BaseException:
+        pieces.put(None)
+        raise
+    jobs += submit_products(signals, range(first_done, first_done + 1))
+    if chain is not None:
+        chain.result()
+        jobs += submit_products(signals, range(first_done + 1, n_stages))
     for job in jobs:
         job.result()
 
