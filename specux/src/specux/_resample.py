@@ -127,6 +127,11 @@ class StreamDownsampler:
         self._written = 0
         self._divisor = np.sqrt(1.0 / factor)
 
+    @property
+    def written(self) -> int:
+        """Samples of ``dest`` written so far (all of it after the last piece)."""
+        return self._written
+
     def push(self, piece: np.ndarray, last: bool = False) -> np.ndarray:
         """Feed the next ``piece`` of the input (``last``: the end of the signal); return the view of
         ``dest`` that it completed (possibly empty; after the last piece, up to the end of ``dest``)."""

@@ -482,13 +482,22 @@ def _single_row_response(
     pieces: queue.SimpleQueue = queue.SimpleQueue()
 
     def later_links() -> None:
+        # Each link gets what the one before it has written once that is at least _CHAIN_PIECE / 2 samples
+        # (or the end): halved again and again, the pieces would shrink to a few thousand samples, on which
+        # libsoxr runs at half its speed.
+        fed = [0] * len(links)  # samples of its input that each link has been given
         while True:
             item = pieces.get()
             if item is None:  # the first link failed
                 return
-            piece, last = item
-            for link in links[1:]:
-                piece = link.push(piece, last)
+            first_end, last = item
+            for i in range(1, len(links)):
+                source = written[i - 1][0]
+                # the first link runs on the other thread: only what it has handed over is final
+                end = first_end if i == 1 else links[i - 1].written
+                if last or end - fed[i] >= _CHAIN_PIECE // 2:
+                    links[i].push(source[fed[i] : end], last)
+                    fed[i] = end
             if last:
                 return
 
@@ -502,7 +511,7 @@ def _single_row_response(
             if gain is not None:
                 done *= gain
             if chain is not None:
-                pieces.put((done, last))
+                pieces.put((links[0].written, last))
     except BaseException:
         pieces.put(None)
         raise
