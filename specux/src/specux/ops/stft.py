@@ -158,19 +158,103 @@ def _istft_numpy(D: np.ndarray, p: IstftParams) -> np.ndarray:
     batch = D.shape[:-2]
     cdtype = np.result_type(p.dtype, np.complex64)
     D = D.reshape((-1, *D.shape[-2:])).astype(cdtype, copy=False)
-    frames = scipy.fft.irfft(D.swapaxes(-1, -2), n=p.n_fft, axis=-1, workers=-1)
-    frames *= p.window.astype(p.dtype)
     start = p.n_fft // 2 if p.center else 0
-    y = _fit(_overlap_add(frames, p.hop_length), start, p.out_length)
-    wsum = _fit(_window_sumsquare(p), start, p.out_length)
-    _nola_check(wsum, p)
-    ok = wsum > np.finfo(p.dtype).tiny
-    if ok.all():
-        y = y / wsum
-    else:
-        y = np.array(y)
-        y[:, ok] /= wsum[ok]
-    return y.reshape((*batch, p.out_length))
+    wsum = _WindowSumSquare(p)
+    if not wsum.positive(start, p.out_length):
+        # samples that no window reaches (or that lie past the frames): with nola="raise", say where
+        _nola_check(_fit(_window_sumsquare(p), start, p.out_length), p)
+    return _istft_blocks(D, p, wsum, start).reshape((*batch, p.out_length))
+
+
+class _WindowSumSquare:
+    """The squared windows overlap-added over ``p.n_frames`` frames, in rows of ``hop_length`` samples
+    (row ``m`` covers samples ``m * hop .. (m + 1) * hop`` of the uncut signal), without writing them all:
+    every row that all ``chunks`` overlapping frames reach is the same, so only the first and last rows
+    differ. Each row is summed in the order of :func:`_overlap_add`, so its numbers are the same."""
+
+    def __init__(self, p: IstftParams) -> None:
+        hop, T = p.hop_length, p.n_frames
+        self.hop, self.n_frames, self.length = hop, T, p.n_fft + hop * (T - 1)
+        self.chunks = c = -(-p.n_fft // hop)
+        self.tiny = np.finfo(p.dtype).tiny
+        # a short run of frames has every kind of row: c - 1 first rows, a full row, c - 1 last rows
+        short = min(T, 2 * c + 1)
+        sq = (p.window**2).astype(p.dtype)
+        rows = np.zeros((short + c - 1, hop), dtype=p.dtype)
+        rows.reshape(-1)[: p.n_fft + hop * (short - 1)] = _overlap_add(
+            np.broadcast_to(sq, (1, short, p.n_fft)), hop
+        )[0]
+        self._rows, self._short = rows, short
+
+    def _source(self, m: np.ndarray) -> np.ndarray:
+        """Which stored row holds each row ``m``."""
+        if self._short == self.n_frames:
+            return m
+        c, shift = self.chunks, self.n_frames - self._short
+        # first rows as in the short run, full rows its row c, last rows its rows shifted by `shift`
+        return np.where(m < c - 1, m, np.where(m <= self.n_frames - 1, c, m - shift))
+
+    def rows(self, m0: int, m1: int) -> np.ndarray:
+        """Rows ``m0 .. m1`` (m1 - m0, hop)."""
+        return self._rows[self._source(np.arange(m0, m1))]
+
+    def positive(self, start: int, length: int) -> bool:
+        """Whether every sample ``start .. start + length`` lies in the signal and gets a sum above tiny."""
+        if length <= 0 or start + length > self.length:
+            return False
+        hop = self.hop
+        m0, m1 = start // hop, -(-(start + length) // hop)
+        lo, hi = start - m0 * hop, start + length - (m1 - 1) * hop
+        if m1 - m0 == 1:
+            return bool((self.rows(m0, m1)[0, lo:hi] > self.tiny).all())
+        inner = self._rows[np.unique(self._source(np.arange(m0 + 1, m1 - 1)))]
+        ends = np.concatenate([self.rows(m0, m0 + 1)[0, lo:], self.rows(m1 - 1, m1)[0, :hi]])
+        return bool((inner > self.tiny).all() and (ends > self.tiny).all())
+
+
+def _istft_blocks(D: np.ndarray, p: IstftParams, wsum: _WindowSumSquare, start: int) -> np.ndarray:
+    """The inverse in blocks of output rows, spread over the cores.
+
+    Each task owns rows ``m0 .. m1`` of ``hop`` output samples, transforms the frames that reach them (the
+    first ``chunks - 1`` of them also belong to the previous task: about 1 % more transforms), overlap-adds
+    into a buffer that stays in cache, in the order :func:`_overlap_add` adds, and divides by the window
+    sum there (where it is above tiny): the numbers are those of the transform, overlap-add and division of
+    the whole signal at once, and no two tasks write the same samples. (All at once, on the 3-minute clip:
+    17 ms for the transforms on two threads, then 5 ms windowing, 15 ms overlap-adding and more dividing,
+    each a pass over memory.)
+    """
+    B, hop, T, c = D.shape[0], p.hop_length, p.n_frames, wsum.chunks
+    window = p.window.astype(p.dtype)
+    out = np.empty((B, p.out_length), dtype=p.dtype)
+    # samples asked for past the end of the last frame are zeros
+    end = min(start + p.out_length, wsum.length)
+    out[:, max(0, end - start) :] = 0
+    first, last = start // hop, -(-end // hop)
+    per_task = max(c, _BLOCK_BYTES // (p.n_fft * np.dtype(p.dtype).itemsize))
+
+    def task(job: tuple[int, int]) -> None:
+        b, m0 = job
+        m1 = min(last, m0 + per_task)
+        f0, f1 = max(0, m0 - c + 1), min(T, m1)
+        frames = scipy.fft.irfft(D[b, :, f0:f1].T, n=p.n_fft, axis=-1, workers=1)
+        frames *= window
+        acc = np.zeros((m1 - m0, hop), dtype=p.dtype)
+        for j in range(c):
+            seg = frames[:, j * hop : (j + 1) * hop]
+            ta, tb = max(f0, m0 - j), min(f1, m1 - j)
+            if ta < tb:
+                acc[ta + j - m0 : tb + j - m0, : seg.shape[-1]] += seg[ta - f0 : tb - f0]
+        sums = wsum.rows(m0, m1)
+        ok = sums > wsum.tiny
+        if ok.all():
+            acc /= sums
+        else:  # left undivided where no window reaches (nola="ignore")
+            acc[ok] /= sums[ok]
+        a, z = max(start, m0 * hop), min(end, m1 * hop)
+        out[b, a - start : z - start] = acc.reshape(-1)[a - m0 * hop : z - m0 * hop]
+
+    for_each(task, [(b, m0) for b in range(B) for m0 in range(first, last, per_task)])
+    return out
 
 
 # --- public API
