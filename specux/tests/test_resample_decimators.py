@@ -47,6 +47,15 @@ def test_rows_match_one_soxr_call_each(quality: str, dtype) -> None:
         np.testing.assert_array_equal(out, soxr.resample(row, 2, 1, quality=quality))
 
 
+def test_long_rows_fed_in_pieces_match_one_soxr_call_each() -> None:
+    # rows longer than _soxr_direct.PIECE go to libsoxr piece by piece; the numbers must not change
+    n = 2 * _soxr_direct.PIECE + 12_345
+    x = np.random.default_rng(2).standard_normal((3, n)).astype(np.float32)
+    y = downsample(x, 2, "soxr_hq", scale=False)
+    for row, out in zip(x, y):
+        np.testing.assert_array_equal(out, soxr.resample(row, 2, 1, quality="soxr_hq"))
+
+
 def test_strided_rows_are_resampled_as_their_values() -> None:
     x = np.random.default_rng(1).standard_normal((4, 2002)).astype(np.float32)
     np.testing.assert_array_equal(
