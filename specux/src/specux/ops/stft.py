@@ -125,8 +125,9 @@ def _overlap_add(frames: np.ndarray, hop: int) -> np.ndarray:
 
 
 def _window_sumsquare(p: IstftParams) -> np.ndarray:
-    sq = (p.window**2).astype(p.dtype)
-    return _overlap_add(np.broadcast_to(sq, (1, p.n_frames, p.n_fft)), p.hop_length)[0]
+    """The squared window overlap-added over ``p.n_frames`` frames: (n_fft + hop * (n_frames - 1),)."""
+    wsum = _WindowSumSquare(p)
+    return wsum.rows(0, -(-wsum.length // wsum.hop)).reshape(-1)[: wsum.length]
 
 
 def _fit(a: np.ndarray, start: int, length: int) -> np.ndarray:
