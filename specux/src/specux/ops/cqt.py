@@ -384,13 +384,12 @@ def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
 
     out = np.empty((rows, p.n_bins, n_frames), dtype=cdtype)
     workers = os.cpu_count() or 1
+    x = _real_rows(y, p, plan)
     single_stage = len(plan.octaves) == 1 and plan.early_factor == 1
     if rows == 1 and can_fan_out() and not single_stage:
         with single_threaded_blas():
-            _single_row_response(_real_rows(y, p, plan), plan, bases, p, n_frames, out, pool())
-        return out.reshape(*lead, p.n_bins, n_frames)
-    x = _real_rows(y, p, plan)
-    if not can_fan_out() or rows == 1:
+            _single_row_response(x, plan, bases, p, n_frames, out, pool())
+    elif rows == 1 or not can_fan_out():
         _rows_response(x, plan, bases, p, n_frames, out)
     else:
         # A batch: pool threads take groups of rows through every octave, as many groups as cores (each
