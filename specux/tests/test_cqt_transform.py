@@ -262,9 +262,18 @@ def test_a_signal_halved_in_many_pieces_gives_the_same_numbers(monkeypatch, pad_
         np.testing.assert_array_equal(specux.cqt(row, sr=SR, **kw), expected)
 
 
-@pytest.mark.parametrize("pad_mode", ["constant", "reflect", "wrap"])
+@pytest.mark.parametrize("pad_mode", ["constant", "reflect", "edge", "symmetric", "wrap"])
 @pytest.mark.parametrize(
-    "n,n_fft,hop", [(3087, 2048, 75), (40_000, 256, 512), (40_000, 512, 8), (900, 256, 64)]
+    "n,n_fft,hop",
+    [
+        (3087, 2048, 75),
+        (40_000, 256, 512),
+        (40_000, 512, 8),
+        (900, 256, 64),
+        (1200, 1024, 1000),  # frames that barely overlap, the last one mostly padding
+        (3000, 256, 100),  # one block: frames into the start padding, inside, into the end padding
+        (129, 256, 3),  # a short signal, padded whole
+    ],
 )
 def test_products_are_those_of_the_whole_padded_signal_block_by_block(pad_mode, n, n_fft, hop):
     # reading frames in place and padding only the ends must not change a bit: BLAS's rounding of a frame

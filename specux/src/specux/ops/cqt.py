@@ -154,33 +154,55 @@ def _n_frames(n: int, n_fft: int, hop: int) -> int:
 class _EdgeLayout:
     """Where an octave's centred frames come from, block by block of :func:`_block_frames` frames.
 
-    Blocks that reach into the padding at the start (frames ``[0, head_end)``) come from a padded copy of the
-    signal's first ``left_need`` samples, blocks that reach into the padding at the end (frames from
-    ``tail_start`` on) from a padded copy of its samples from ``right_start`` on, and the blocks in between
+    Blocks with frames that reach into the padding at either end (frames ``[0, head_end)`` and from
+    ``tail_start`` on) are assembled frame by frame (:func:`_edge_block`); the blocks in between are read
     straight from the signal.
     """
 
     head_end: int
     tail_start: int
-    left_need: int
-    right_start: int
 
     @staticmethod
     def of(n: int, n_fft: int, hop: int, pad_mode: str, n_frames: int) -> _EdgeLayout | None:
         """The layout, or None where only padding the whole signal will do (wrap padding reads the other
-        end; on a short signal the two ends meet)."""
+        end; on a short signal a frame reaches past both ends, or reflect / symmetric padding reads more of
+        an end than there is)."""
         pad = n_fft // 2
         block = _block_frames(n_fft)
         head = -(-pad // hop)  # frames that start before the signal
+        last_left_end = (head - 1) * hop - pad + n_fft  # where the last of them ends
+        if pad_mode == "wrap" or n < pad + 1 or last_left_end > n:
+            return None
         inner_end = (n + pad - n_fft) // hop + 1 if n + pad >= n_fft else 0  # frames that end inside it
         head_end = min(n_frames, -(-head // block) * block)
         tail_start = max(head_end, min(n_frames, inner_end // block * block))
-        # the ends are padded from pad + 1 samples or more, as many as reflect / symmetric read there
-        left_need = max((head_end - 1) * hop + n_fft - pad, pad + 1)
-        right_start = min(tail_start * hop - pad, n - pad - 1)
-        if pad_mode == "wrap" or tail_start < head or left_need > n or right_start < 0:
-            return None
-        return _EdgeLayout(head_end, tail_start, left_need, right_start)
+        return _EdgeLayout(head_end, tail_start)
+
+
+def _edge_block(x: np.ndarray, t0: int, count: int, hop: int, n_fft: int, pad_mode: str) -> np.ndarray:
+    """Centred frames ``t0 .. t0 + count`` of ``x`` (batch, n), some of which reach into the padding, as a
+    fresh array (batch, 1, count, n_fft): the frames inside ``x`` copied from it, the others from padded
+    copies of no more of its ends than they read (padding the samples of a whole block was a copy of up to
+    64K samples per row and octave for the sake of one frame). Needs the conditions of
+    :meth:`_EdgeLayout.of`."""
+    rows, n = x.shape
+    pad = n_fft // 2
+    frames = np.empty((rows, 1, count, n_fft), x.dtype)
+    first = t0 * hop - pad  # where frame t0 starts in x
+    lo = min(count, -(first // hop)) if first < 0 else 0  # frames that start before x
+    hi = max(lo, min(count, (n - n_fft - first) // hop + 1))  # ... and those that end inside it
+    if lo:
+        width = max(first + (lo - 1) * hop + n_fft, pad + 1)
+        left = _pad_end(x[:, :width], pad, pad_mode, "left")
+        frames[:, 0, :lo] = _frames(left, first + pad, hop, n_fft, lo)
+    if hi > lo:
+        frames[:, 0, lo:hi] = _frames(x, first + lo * hop, hop, n_fft, hi - lo)
+    if hi < count:
+        start = first + hi * hop
+        cut = min(start, n - pad - 1)
+        right = _pad_end(x[:, cut:], pad, pad_mode, "right")
+        frames[:, 0, hi:] = _frames(right, start - cut, hop, n_fft, count - hi)
+    return frames
 
 
 def _octave_response(
@@ -196,9 +218,8 @@ def _octave_response(
 
     Each centred frame of ``x`` (batch, n) times ``weights`` (n_fft, 2 k; real and imaginary part of each
     filter side by side) is one row of k complex responses, one matrix product per block of frames. Blocks
-    inside ``x`` are read from it in place; only those at each end that reach into the padding are taken from
-    padded copies of the ends (padding a whole signal of minutes was a copy as long as the products
-    themselves).
+    inside ``x`` are read from it in place; those at each end that reach into the padding are assembled frame
+    by frame (padding a whole signal of minutes was a copy as long as the products themselves).
 
     Blocks start at multiples of :func:`_block_frames` counted from the octave's first frame: BLAS's rounding
     of a frame depends on how many frames share its product (on a 2048-point octave, 14-frame products doubled
@@ -209,35 +230,31 @@ def _octave_response(
     pad = n_fft // 2
     block = _block_frames(n_fft)
     edges = _EdgeLayout.of(x.shape[1], n_fft, hop, pad_mode, n_frames)
+    padded = None
     if edges is None:
-        # the whole padded signal serves as the "start" of every block
+        # the whole padded signal serves as the source of every block
         head_end, tail_start = n_frames, n_frames
-        left = np.pad(x, [(0, 0), (pad, pad)], mode=pad_mode)
+        padded = np.pad(x, [(0, 0), (pad, pad)], mode=pad_mode)
     else:
         head_end, tail_start = edges.head_end, edges.tail_start
-        left = _pad_end(x[:, : edges.left_need], pad, pad_mode, "left") if head_end else None
-    right = None
     # several blocks per numpy call where they come from one source (a 4-D product is one BLAS call per
     # block, so the bits stay those of one call per block); each call takes the GIL
     group = max(1, _CALL_SAMPLES // (x.shape[0] * block * n_fft))
     t0 = 0
     while t0 < n_frames:
-        if t0 < head_end:
-            source, offset, limit = left, 0, head_end
-        elif t0 < tail_start:
-            source, offset, limit = x, pad, tail_start
-        else:
-            if right is None:
-                right = _pad_end(x[:, edges.right_start :], pad, pad_mode, "right")
-            source, offset, limit = right, pad + edges.right_start, n_frames
-        n_blocks = max(1, min(group, (limit - t0) // block))
         count = min(block, n_frames - t0)  # frames per block: fewer only in the last block
+        if padded is None and (t0 < head_end or t0 >= tail_start):
+            n_blocks = 1
+            frames = _edge_block(x, t0, count, hop, n_fft, pad_mode)
+        else:
+            source, offset, limit = (x, pad, tail_start) if padded is None else (padded, 0, n_frames)
+            n_blocks = max(1, min(group, (limit - t0) // block))
+            frames = _frames(source, t0 * hop - offset, hop, n_fft, count, n_blocks, block)
+            if hop < n_fft:
+                # overlapping frames are copied so that the product runs in BLAS; frames that do not
+                # overlap are a valid BLAS operand as they lie (row stride = hop)
+                frames = np.ascontiguousarray(frames)
         t1 = t0 + n_blocks * count
-        frames = _frames(source, t0 * hop - offset, hop, n_fft, count, n_blocks, block)
-        if hop < n_fft:
-            # overlapping frames are copied so that the product runs in BLAS; frames that do not overlap
-            # are a valid BLAS operand as they lie (row stride = hop)
-            frames = np.ascontiguousarray(frames)
         products = np.matmul(frames, weights).reshape(x.shape[0], t1 - t0, weights.shape[1])
         out[:, :, t0:t1] = products.view(out.dtype).transpose(0, 2, 1)
         t0 = t1
