@@ -14,12 +14,12 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 
-$(DEMO_STAMP): $(PY) vidmag/pyproject.toml
-	$(PIP) install -q -e vidmag -e specux
+$(DEMO_STAMP): $(PY) vidmag/pyproject.toml kernelkit/pyproject.toml
+	$(PIP) install -q -e kernelkit -e vidmag -e specux
 	touch $@
 
 $(TEST_STAMP): $(DEMO_STAMP) specux/pyproject.toml requirements-dev.txt scripts/dev/install_torchaudio.sh
-	$(PIP) install -q -e "vidmag[torch,opencl]" -e "specux[torch,opencl]" -r requirements-dev.txt
+	$(PIP) install -q -e "kernelkit[opencl]" -e "vidmag[torch,opencl]" -e "specux[torch,opencl]" -r requirements-dev.txt
 	bash scripts/dev/install_torchaudio.sh $(PY)
 	touch $@
 

@@ -1,0 +1,10 @@
+"""kernelkit: generate, compile, cache and launch compute kernels on CUDA, Metal, OpenCL and Vulkan.
+
+Importing it loads no GPU library: the source side (:mod:`.dialects`, :mod:`.emitter`) is pure ``str -> str``
+and each device runtime is imported when first used.
+"""
+
+from kernelkit.dialects import DIALECTS, Dialect, Param
+from kernelkit.program import KernelSignature, LaunchConfig, Program
+
+__all__ = ["DIALECTS", "Dialect", "KernelSignature", "LaunchConfig", "Param", "Program"]

@@ -1,0 +1,337 @@
+"""OpenCL through pyopencl: device choice by a probe that runs a kernel, one context and in-order queue per
+device, programs built from source and cached on disk as the device's program binaries.
+
+Why a probe that runs something: an OpenCL platform can list a device that builds nothing. The PoCL inside the
+pyopencl / pocl-binary-distribution wheels (3.0-rc2, LLVM 14) lists the processor on an AMD Zen 5 and then
+fails every build with ``unknown target CPU 'generic'``. A device is therefore usable only once a tiny kernel
+has been built and run on it and its result checked (once per process and device, a few milliseconds on a
+warm compiler).
+
+Environment variables:
+
+``KERNELKIT_OPENCL_DEVICE``
+    ``PLATFORM:DEVICE`` indices (as ``clinfo -l`` lists them) of the one device to use. A value that names no
+    device, or a device that fails the probe, makes OpenCL unavailable with that reason: it never silently
+    moves to another device.
+``KERNELKIT_OPENCL_OPTIONS``
+    Extra build options for every program (part of the cache key). ``-cl-opt-disable`` makes PoCL's first
+    launch of a kernel several times cheaper at the price of slower kernels, which suits test sweeps.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kernelkit.dialects import OPENCL, Param
+from kernelkit.program import Kernel, KernelSignature, LaunchConfig, Program, exact_cover
+from kernelkit.runtime import DeviceRuntime
+
+DEVICE_ENV = "KERNELKIT_OPENCL_DEVICE"
+OPTIONS_ENV = "KERNELKIT_OPENCL_OPTIONS"
+
+#: what to do when no device passes the probe (Debian's PoCL picks its kernel library by CPU features)
+REMEDY = (
+    "for OpenCL on the processor install Debian/Ubuntu's PoCL (apt-get install pocl-opencl-icd) "
+    "or a GPU vendor's OpenCL driver"
+)
+
+_SCALARS = {"int": np.int32, "i64": np.int64, "u32": np.uint32, "f32": np.float32, "f64": np.float64}
+
+_PROBE_SOURCE = """\
+__kernel void kk_probe(__global const float* x, __global float* y, const int n) {
+    int i = (int)get_global_id(0);
+    if (i < n) y[i] = 2.0f * x[i] + 1.0f;
+}
+"""
+_PROBE = Program(
+    _PROBE_SOURCE,
+    OPENCL,
+    (
+        KernelSignature(
+            "kk_probe", (Param("x", "f32", True, True), Param("y", "f32", True), Param("n", "int"))
+        ),
+    ),
+    name="kk_probe",
+)
+
+
+def _import_cl():
+    import pyopencl as cl
+
+    return cl
+
+
+class OpenCLRuntime(DeviceRuntime):
+    """Programs, buffers and launches on one OpenCL device.
+
+    Buffers are ``pyopencl.Buffer`` objects; launches also take ``pyopencl.array.Array`` arguments (their
+    ``data``) so that callers working with pyopencl arrays need no unwrapping.
+    """
+
+    dialect = OPENCL
+    name = "opencl"
+    binary_suffix = ".clbin"
+
+    def __init__(self, device: Any, options: tuple[str, ...] = ()):
+        super().__init__()
+        cl = _import_cl()
+        self._cl = cl
+        self.options = ("-cl-std=CL1.2", *options)
+        self.device = device
+        self.context = cl.Context([device])
+        self.queue = cl.CommandQueue(self.context)
+        self.fp64 = "cl_khr_fp64" in device.extensions
+        self.on_cpu = bool(device.type & cl.device_type.CPU)
+        self._launch_lock = threading.Lock()
+        self._group_limits: dict[tuple[int, str], int] = {}
+
+    def compiler_version(self) -> str:
+        p = self.device.platform
+        return f"{p.name} | {p.version} | {self.device.driver_version}"
+
+    def arch(self) -> str:
+        return f"{self.device.name} | {self.device.version}"
+
+    def _build(self, program: Program) -> tuple[bool, Any, str]:
+        cl = self._cl
+        options = [*self.options, *program.options]
+        try:
+            built = cl.Program(self.context, program.source).build(options=options, devices=[self.device])
+        except cl.RuntimeError as exc:  # BUILD_PROGRAM_FAILURE carries the build log in its message
+            return False, None, str(exc)
+        binary = bytes(built.get_info(cl.program_info.BINARIES)[0])
+        return True, (self._handles(built, program), built, binary), ""
+
+    def _load(self, binary: bytes, program: Program) -> tuple[dict[str, Any], Any]:
+        cl = self._cl
+        built = cl.Program(self.context, [self.device], [binary])
+        built.build(options=[*self.options, *program.options], devices=[self.device])
+        return self._handles(built, program), built
+
+    @staticmethod
+    def _handles(built: Any, program: Program) -> dict[str, Any]:
+        return {k.name: getattr(built, k.name) for k in program.kernels}
+
+    # -- memory ------------------------------------------------------------------------------------------
+
+    def alloc(self, nbytes: int) -> Any:
+        cl = self._cl
+        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size=max(int(nbytes), 1))
+
+    def upload(self, host: np.ndarray) -> Any:
+        cl = self._cl
+        host = np.ascontiguousarray(host)
+        if host.nbytes == 0:
+            return self.alloc(1)
+        return cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+
+    def download(self, buf: Any, out: np.ndarray) -> np.ndarray:
+        if out.nbytes:
+            self._cl.enqueue_copy(self.queue, out, getattr(buf, "data", buf))
+        return out
+
+    # -- execution ---------------------------------------------------------------------------------------
+
+    def group_limit(self, kernel: Kernel) -> int:
+        """The most work items one group of ``kernel`` may have on this device."""
+        key = (id(kernel.code), kernel.name)
+        if key not in self._group_limits:
+            info = self._cl.kernel_work_group_info.WORK_GROUP_SIZE
+            self._group_limits[key] = int(kernel.handle.get_work_group_info(info, self.device))
+        return self._group_limits[key]
+
+    def cover(self, kernel: Kernel, global_size: tuple[int, ...], max_group: int = 512) -> LaunchConfig:
+        """A launch of exactly ``global_size`` work items in groups as long as divides the first axis.
+
+        PoCL, left to choose, often picks small groups, and each group costs a fixed overhead on a processor:
+        whole-row groups ran vidmag's kernels 1.5 to 3 times faster. GPUs get the same rule capped at 256.
+        """
+        cap = min(max_group if self.on_cpu else 256, self.group_limit(kernel))
+        return exact_cover(global_size, cap)
+
+    def launch(self, kernel: Kernel, config: LaunchConfig, args: list[Any]) -> None:
+        self._check_open()
+        values = [
+            getattr(a, "data", a) if p.pointer else _SCALARS[p.kind](a) for p, a in zip(kernel.params, args)
+        ]
+        # a cl.Kernel holds its arguments: setting and enqueueing must not interleave between threads
+        with self._launch_lock:
+            kernel.handle.set_args(*values)
+            self._cl.enqueue_nd_range_kernel(
+                self.queue, kernel.handle, config.global_size, config.local_size
+            )
+
+    def synchronize(self) -> None:
+        self.queue.finish()
+
+    def _release(self) -> None:
+        # dropping the last references releases the queue, then the context, in that order
+        self._group_limits.clear()
+        self.queue = None
+        self.context = None
+
+
+# -- devices and the probe --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceReport:
+    """One OpenCL device as the probe saw it: ``reason`` is None when it built and ran the probe kernel."""
+
+    platform_index: int
+    device_index: int
+    platform: str
+    name: str
+    kind: str
+    reason: str | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.platform_index}:{self.device_index} {self.platform} / {self.name} ({self.kind})"
+
+
+_lock = threading.RLock()
+_reports: list[DeviceReport] | None = None
+_probe_failure: str | None = None
+_devices: dict[tuple[int, int], Any] = {}
+_runtimes: dict[tuple[tuple[int, int], tuple[str, ...]], OpenCLRuntime] = {}
+
+
+def _kind(cl: Any, device: Any) -> str:
+    for flag, name in ((cl.device_type.GPU, "gpu"), (cl.device_type.ACCELERATOR, "accelerator"),
+                       (cl.device_type.CPU, "cpu")):
+        if device.type & flag:
+            return name
+    return "other"
+
+
+def _run_probe(device: Any) -> str | None:
+    """None when ``device`` builds and runs the probe kernel correctly, else what went wrong."""
+    rt = None
+    try:
+        rt = OpenCLRuntime(device, build_options())
+        kernel = rt.kernel(_PROBE, "kk_probe")
+        x = np.arange(64, dtype=np.float32)
+        xb, yb = rt.upload(x), rt.alloc(x.nbytes)
+        kernel.launch(LaunchConfig(4, 16), xb, yb, 64)
+        y = rt.download(yb, np.empty_like(x))
+        if not np.array_equal(y, 2 * x + 1):
+            return "the probe kernel ran but returned wrong values"
+        return None
+    except Exception as exc:  # any failure makes the device unusable, with the driver's own words
+        text = str(exc).strip().splitlines()
+        detail = next((line.strip() for line in text if "error" in line.lower()), text[0] if text else "")
+        return f"building or running a probe kernel failed: {type(exc).__name__}: {detail[:300]}"
+    finally:
+        if rt is not None:
+            rt.close()
+
+
+def reports() -> list[DeviceReport]:
+    """Every OpenCL device of every platform with the probe's verdict (probed once per process)."""
+    global _reports, _probe_failure
+    with _lock:
+        if _reports is not None:
+            return list(_reports)
+        found: list[DeviceReport] = []
+        try:
+            cl = _import_cl()
+            platforms = cl.get_platforms()
+        except ImportError as exc:
+            _probe_failure = f"pyopencl is not installed ({exc}); pip install pyopencl"
+            platforms = []
+        except Exception as exc:  # LogicError PLATFORM_NOT_FOUND_KHR: no ICD registered at all
+            _probe_failure = f"no OpenCL platform found ({type(exc).__name__}: {exc}); {REMEDY}"
+            platforms = []
+        for p_index, platform in enumerate(platforms):
+            try:
+                devices = platform.get_devices()
+            except Exception:  # a platform with no device of any kind raises DEVICE_NOT_FOUND
+                continue
+            for d_index, device in enumerate(devices):
+                _devices[(p_index, d_index)] = device
+                found.append(
+                    DeviceReport(p_index, d_index, platform.name.strip(), device.name.strip(),
+                                 _kind(cl, device), _run_probe(device))
+                )
+        if platforms and not found and _probe_failure is None:
+            names = ", ".join(p.name for p in platforms)
+            _probe_failure = f"no OpenCL device on the installed platform(s) {names}; {REMEDY}"
+        _reports = found
+        return list(found)
+
+
+_PREFERENCE = {"gpu": 0, "accelerator": 1, "cpu": 2, "other": 3}
+
+
+def choose() -> tuple[DeviceReport | None, str | None]:
+    """The device to use (GPUs first, then accelerators, then processors, each passing the probe) or None
+    and the reason there is none."""
+    found = reports()
+    wanted = os.environ.get(DEVICE_ENV, "").strip()
+    if wanted:
+        try:
+            p, d = (int(part) for part in wanted.split(":"))
+        except ValueError:
+            return None, f"{DEVICE_ENV}={wanted!r} is not PLATFORM:DEVICE indices (e.g. 0:0)"
+        match = [r for r in found if (r.platform_index, r.device_index) == (p, d)]
+        if not match:
+            listed = "; ".join(r.label for r in found) or "none"
+            return None, f"{DEVICE_ENV}={wanted!r} names no OpenCL device (devices: {listed})"
+        if match[0].reason:
+            label, why = match[0].label, match[0].reason
+            return None, f"{DEVICE_ENV}={wanted!r} names {label}, which cannot run: {why}"
+        return match[0], None
+    usable = [r for r in found if r.reason is None]
+    if usable:
+        return min(usable, key=lambda r: _PREFERENCE[r.kind]), None
+    if not found:
+        return None, _probe_failure or f"no OpenCL device found; {REMEDY}"
+    failures = "; ".join(f"{r.label}: {r.reason}" for r in found)
+    return None, f"no OpenCL device passed the probe ({failures}); {REMEDY}"
+
+
+def probe() -> str | None:
+    """None when an OpenCL device passes the probe, else why none does (never raises)."""
+    try:
+        return choose()[1]
+    except Exception as exc:  # a broken install (missing shared library, ...)
+        return f"OpenCL could not be queried: {type(exc).__name__}: {exc}"
+
+
+def build_options() -> tuple[str, ...]:
+    """Extra build options from ``KERNELKIT_OPENCL_OPTIONS`` (read at every call; part of the cache key)."""
+    return tuple(shlex.split(os.environ.get(OPTIONS_ENV, "")))
+
+
+def default_runtime() -> OpenCLRuntime:
+    """The runtime of the chosen device for the current build options (raises RuntimeError with the reason
+    when no device can run)."""
+    report, reason = choose()
+    if report is None:
+        raise RuntimeError(f"OpenCL cannot run here: {reason}")
+    options = build_options()
+    key = ((report.platform_index, report.device_index), options)
+    with _lock:
+        rt = _runtimes.get(key)
+        if rt is None or rt.closed:
+            rt = _runtimes[key] = OpenCLRuntime(_devices[key[0]], options)
+        return rt
+
+
+def forget() -> None:
+    """Forget the probe's verdicts and close the runtimes (tests that change the environment use this)."""
+    global _reports, _probe_failure
+    with _lock:
+        for rt in _runtimes.values():
+            rt.close()
+        _runtimes.clear()
+        _devices.clear()
+        _reports = None
+        _probe_failure = None

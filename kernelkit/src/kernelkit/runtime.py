@@ -1,0 +1,196 @@
+"""What every device runtime provides, and the compile path they share.
+
+A runtime compiles :class:`~kernelkit.program.Program` objects into :class:`~kernelkit.program.ObjectCode`
+(through the memory and disk caches of :mod:`kernelkit.cache`), allocates device buffers, uploads constant
+tables once, launches kernels with an explicit :class:`~kernelkit.program.LaunchConfig` and releases
+everything in order on :meth:`DeviceRuntime.close`. Callers (specux's plan executor, vidmag's backends) talk
+only to this interface, which is why one executor serves every device.
+
+Subclasses implement the ``_``-prefixed methods and the memory / launch methods; the compile path (cache
+look-ups, source dumps, the error with the compiler log) lives here once.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from kernelkit import cache
+from kernelkit.dialects import Dialect
+from kernelkit.program import Kernel, LaunchConfig, ObjectCode, Program
+
+#: compiled objects kept per device (an object is a few kB to a few hundred kB of binary)
+MAX_OBJECTS = 512
+#: device memory for constant tables (twiddles, filters, tap weights) per device, least recently used out first
+MAX_TABLE_BYTES = 256 * 2**20
+
+# Runtimes still open at exit are closed in reverse order of creation, before the interpreter tears down the
+# device API's modules: a driver object released during module teardown is what crashes at exit.
+_open: weakref.WeakValueDictionary[int, DeviceRuntime] = weakref.WeakValueDictionary()
+_open_lock = threading.Lock()
+
+
+@atexit.register
+def _close_all() -> None:
+    with _open_lock:
+        runtimes = [_open[k] for k in sorted(_open.keys(), reverse=True) if k in _open]
+    for rt in runtimes:
+        try:
+            rt.close()
+        except Exception:  # never fail the interpreter's exit
+            pass
+
+
+class DeviceRuntime:
+    """Base of the CUDA, OpenCL, Metal and Vulkan runtimes."""
+
+    #: the source language this device compiles
+    dialect: Dialect
+    #: "cuda", "opencl", "metal" or "vulkan"
+    name: str = ""
+    #: compiler options every program gets (before the program's own); part of the cache key
+    options: tuple[str, ...] = ()
+    #: suffix of cached binaries on disk ("" disables the disk cache for this runtime)
+    binary_suffix: str = ""
+
+    _counter = 0
+
+    def __init__(self) -> None:
+        self._objects = cache.LRU(MAX_OBJECTS)
+        self._tables = cache.LRU(1024, MAX_TABLE_BYTES)
+        self.closed = False
+        with _open_lock:
+            DeviceRuntime._counter += 1
+            _open[DeviceRuntime._counter] = self
+
+    # -- identification (part of the cache key) ---------------------------------------------------------
+
+    def compiler_version(self) -> str:
+        raise NotImplementedError
+
+    def arch(self) -> str:
+        raise NotImplementedError
+
+    # -- programs ----------------------------------------------------------------------------------------
+
+    def compile(self, program: Program) -> ObjectCode:
+        """The compiled object of ``program``, built at most once per process and read from disk when cached.
+
+        Raises :class:`~kernelkit.cache.KernelCompileError` with the compiler's log and the path of the dumped
+        source when the compiler rejects it.
+        """
+        self._check_open()
+        if program.dialect is not self.dialect:
+            raise ValueError(
+                f"a {self.name} device compiles {self.dialect.name} source; program {program.name!r} is "
+                f"written in {program.dialect.name}"
+            )
+        return self._objects.get_or_make(program, lambda: (self._compile(program), 0))
+
+    def _compile(self, program: Program) -> ObjectCode:
+        options = (*self.options, *program.options)
+        key = cache.cache_key(program.source, options, self.compiler_version(), self.arch())
+        suffix = self.dialect.suffix
+        cache.dump_source(program.source, program.name, key, suffix)
+        if self.binary_suffix:
+            binary = cache.disk_get(key, self.binary_suffix)
+            if binary is not None:
+                try:
+                    handles, module = self._load(binary, program)
+                    return ObjectCode(self, program, handles, binary, module)
+                except Exception:  # checksummed but refused (another driver build): rebuild, overwrite
+                    cache.discard(key, self.binary_suffix)
+        ok, result, log = self._build(program)
+        if not ok:
+            path = cache.dump_source(program.source, program.name, key, suffix, force=True)
+            raise cache.KernelCompileError(self.dialect.name, program.name, log, path)
+        handles, module, binary = result
+        if self.binary_suffix and binary:
+            cache.disk_put(key, self.binary_suffix, binary)
+        return ObjectCode(self, program, handles, binary, module)
+
+    def _build(self, program: Program) -> tuple[bool, Any, str]:
+        """Compile from source: ``(True, (handles, module, binary or None), log)`` or ``(False, None, log)``.
+
+        ``handles`` maps each kernel name of ``program.kernels`` to the device API's kernel handle.
+        """
+        raise NotImplementedError
+
+    def _load(self, binary: bytes, program: Program) -> tuple[dict[str, Any], Any]:
+        """``(handles, module)`` from a cached binary (raises when the driver refuses it)."""
+        raise NotImplementedError
+
+    def kernel(self, program: Program, name: str) -> Kernel:
+        """Shorthand: kernel ``name`` of ``program``, compiled on first use."""
+        return self.compile(program).kernel(name)
+
+    # -- memory ------------------------------------------------------------------------------------------
+
+    def table(self, key: Any, make: Callable[[], np.ndarray]) -> Any:
+        """A constant host table on the device, uploaded once and kept while recently used."""
+
+        def upload() -> tuple[Any, int]:
+            host = np.ascontiguousarray(make())
+            return self.upload(host), host.nbytes
+
+        return self._tables.get_or_make(key, upload)
+
+    def alloc(self, nbytes: int) -> Any:
+        raise NotImplementedError
+
+    def upload(self, host: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def download(self, buf: Any, out: np.ndarray) -> np.ndarray:
+        """Copy a device buffer into ``out`` (blocking) and return ``out``."""
+        raise NotImplementedError
+
+    # -- execution ---------------------------------------------------------------------------------------
+
+    def launch(self, kernel: Kernel, config: LaunchConfig, args: list[Any]) -> None:
+        """Enqueue ``kernel`` over ``config`` with ``args`` in parameter order."""
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        """Wait until every launch enqueued so far has finished."""
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group the launches inside into one submission, complete on exit where the device needs that
+        (Metal, Vulkan).
+
+        OpenCL's in-order queue and CUDA's stream already order launches, so the default does nothing.
+        """
+        yield
+
+    # -- lifetime ----------------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError(f"this {self.name} runtime was closed")
+
+    def close(self) -> None:
+        """Wait for the device to finish, then release compiled objects, tables and the device's own objects
+        in that order. Idempotent; safe after an interrupted call (the queue is drained first)."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.synchronize()
+        finally:
+            self._tables.clear()
+            self._objects.clear()
+            self._release()
+
+    def _release(self) -> None:
+        """Release the device API's objects (queues, contexts); called once by :meth:`close`."""
+
+    def clear_caches(self) -> None:
+        self._objects.clear()
+        self._tables.clear()
