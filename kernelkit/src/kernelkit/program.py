@@ -2,8 +2,8 @@
 
 The separation follows ``cuda.core``: a :class:`Program` (source text in one dialect, its entry points and
 compiler options) is compiled by a device runtime into an :class:`ObjectCode` (one module / program /
-library / shader module holding one or many kernels), from which a :class:`Kernel` is taken by name and launched with an
-explicit :class:`LaunchConfig`. Nothing here imports a GPU library.
+library / shader module holding one or many kernels), from which a :class:`Kernel` is taken by name and
+launched with an explicit :class:`LaunchConfig`. Nothing here imports a GPU library.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ class KernelSignature:
     """One entry point of a program: its name and its parameters in binding order.
 
     The parameters say how a launch binds its arguments: pointers are buffers (OpenCL / CUDA / Metal
-    arguments, storage buffers in Vulkan), scalars are passed by value (push constants in Vulkan) and converted to the
-    parameter's type (``int`` -> int32, ``i64`` -> int64, ``f32`` / ``f64``).
+    arguments, storage buffers in Vulkan), scalars are passed by value (push constants in Vulkan) and
+    converted to the parameter's type (``int`` -> int32, ``i64`` -> int64, ``f32`` / ``f64``).
     """
 
     name: str
@@ -66,7 +66,8 @@ class LaunchConfig:
     """How many groups of how many threads run a kernel, and how much dynamic group-shared memory they get.
 
     ``grid`` counts groups (CUDA's blocks, OpenCL's work groups, Metal's threadgroups, Vulkan's workgroups)
-    along 1 to 3 axes; ``block`` is the threads of one group. The global size along an axis is ``grid * block``.
+    along 1 to 3 axes; ``block`` is the threads of one group. The global size along an axis is
+    ``grid * block``.
     """
 
     grid: tuple[int, ...] | int

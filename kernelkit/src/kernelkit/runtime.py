@@ -27,7 +27,7 @@ from kernelkit.program import Kernel, LaunchConfig, ObjectCode, Program
 
 #: compiled objects kept per device (an object is a few kB to a few hundred kB of binary)
 MAX_OBJECTS = 512
-#: device memory for constant tables (twiddles, filters, tap weights) per device, least recently used out first
+#: device memory for constant tables (twiddles, filters, tap weights) per device; least recently used go first
 MAX_TABLE_BYTES = 256 * 2**20
 
 # Runtimes still open at exit are closed in reverse order of creation, before the interpreter tears down the
