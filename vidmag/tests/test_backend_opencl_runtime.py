@@ -13,31 +13,33 @@ def test_probe_names_the_missing_extra(monkeypatch):
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "pyopencl" else real(name, *a)
     )
-    assert opencl.probe() == "pyopencl is not installed (pip install vidmag[opencl])"
+    assert opencl.probe() == "pyopencl is not installed (pip install pyopencl)"
 
 
 def test_no_platform_is_a_precise_reason(monkeypatch, require_backend):
     require_backend("opencl")
-    from vidmag.backend.opencl import runtime
+    from kernelkit import opencl as runtime
 
-    monkeypatch.setattr(runtime, "_platforms", lambda: [])
-    device, reason = runtime.find_device()
+    monkeypatch.setattr(runtime, "_reports", None)  # probe again, seeing no platform
+    monkeypatch.setattr(runtime, "_probe_failure", None)
+    monkeypatch.setattr(runtime, "_import_cl", lambda: type("cl", (), {"get_platforms": staticmethod(list)}))
+    device, reason = runtime.choose()
     assert device is None and reason.startswith("no OpenCL platform found")
 
 
 def test_a_bad_device_choice_is_a_precise_reason(monkeypatch, require_backend):
     require_backend("opencl")
-    from vidmag.backend.opencl import runtime
+    from kernelkit import opencl as runtime
 
     monkeypatch.setenv(runtime.DEVICE_ENV, "7:7")
-    device, reason = runtime.find_device()
+    device, reason = runtime.choose()
     assert device is None and runtime.DEVICE_ENV in reason
 
 
 def test_kernel_files_are_package_data_and_build(require_backend):
     import pyopencl as cl
 
-    from vidmag.backend.opencl.runtime import _kernel_source
+    from vidmag.backend.opencl.device import kernel_source as _kernel_source
 
     _, backend = require_backend("opencl")
     kernels = resources.files("vidmag.backend.opencl").joinpath("kernels")

@@ -6,7 +6,14 @@ Importing this package imports no GPU library.
 
 from __future__ import annotations
 
-from vidmag.backend.registry import BackendUnavailableError, list_backends, load, names, unavailable_reason
+from vidmag.backend.registry import (
+    BackendUnavailableError,
+    list_backends,
+    load,
+    names,
+    pinned_by,
+    unavailable_reason,
+)
 
 __all__ = ["BackendUnavailableError", "list_backends", "select"]
 
@@ -19,6 +26,8 @@ def select(name: str = "auto"):
     name : str
         ``"auto"`` takes the first backend that can run here, in the order cuda, metal, vulkan, opencl,
         torch, cpu (the same one on every call in a process); any other name is honoured exactly or raises.
+        A backend whose device the user pinned (``KERNELKIT_OPENCL_DEVICE`` for opencl) is never passed
+        over: if "auto" reaches it and it cannot run, that raises.
 
     Returns
     -------
@@ -30,12 +39,20 @@ def select(name: str = "auto"):
     ValueError
         ``name`` is neither "auto" nor a backend's name.
     BackendUnavailableError
-        The named backend cannot run here; the message says why. Nothing falls back to another backend.
+        The named backend cannot run here, or "auto" reached a pinned backend that cannot; the message says
+        why. Nothing falls back to another backend.
     """
     if name == "auto":
         for candidate in names():
-            if unavailable_reason(candidate) is None:
+            reason = unavailable_reason(candidate)
+            if reason is None:
                 return candidate, load(candidate)
+            pin = pinned_by(candidate)
+            if pin is not None:
+                raise BackendUnavailableError(
+                    f"backend {candidate!r} cannot run here: {reason} ({pin} is set, so backend='auto' "
+                    "does not move on to another backend; correct it or unset it)"
+                )
         # cpu can always run, so reaching this means a broken installation
         raise BackendUnavailableError("no backend can run here, not even cpu")
     return name, load(name)

@@ -189,14 +189,43 @@ class Backend:
         self.overrides = dict(overrides or {})
 
     def run(self, plan: Plan, source: Source) -> Iterator[np.ndarray]:
-        """Run ``plan.pipeline`` on the frames ``source()`` yields; returns an iterator of uint8 frames."""
+        """Run ``plan.pipeline`` on the frames ``source()`` yields; returns an iterator of uint8 frames.
+
+        When the operations have a ``synchronize()`` (a device with a queue), a run that ends early (an
+        exception, a KeyboardInterrupt, the caller closing the iterator) first waits for the device to finish
+        what was enqueued, and only then lets go of the buffers that work reads and writes.
+        """
         override = self.overrides.get(plan.pipeline)
         if override is not None:
-            return override(plan, source)
-        return PIPELINES[plan.pipeline](self.operations, plan, source)
+            frames = override(plan, source)
+        else:
+            frames = PIPELINES[plan.pipeline](self.operations, plan, source)
+        synchronize = getattr(self.operations, "synchronize", None)
+        return frames if synchronize is None else _drained(frames, synchronize)
 
     def __repr__(self) -> str:
         return f"<vidmag backend {self.name!r} over {type(self.operations).__name__}>"
+
+
+def _drained(frames: Iterator[np.ndarray], synchronize: Callable[[], None]) -> Iterator[np.ndarray]:
+    """``frames``, draining the device's queue before the pipeline's generator is released when it ends early.
+
+    Why: an interrupt between two launches leaves kernels in flight, and the generator's frames (which the
+    exception's traceback keeps alive until here) hold the buffers they use, host memory wrapped as device
+    buffers (``USE_HOST_PTR``) among them. Released first, a kernel still running writes into freed memory:
+    a crash after the "interrupted" message. The pipeline is closed only once the queue is empty.
+    """
+    try:
+        # not `yield from`: that would close the pipeline on GeneratorExit before the queue is drained
+        for frame in frames:  # noqa: UP028
+            yield frame
+    except BaseException:  # KeyboardInterrupt and GeneratorExit included: that is the point
+        synchronize()
+        raise
+    finally:
+        close = getattr(frames, "close", None)
+        if close is not None:
+            close()
 
 
 def bind(

@@ -11,6 +11,13 @@ module provides two functions, which is all a new backend needs besides a row in
 ``create() -> vidmag.backend.generic.Backend``
     The backend, usually ``generic.bind(MyOperations(), name=...)``; called only after ``probe()`` said yes.
 
+And optionally a third:
+
+``pinned_by() -> str | None``
+    The setting the user made to choose this backend's device (``"KERNELKIT_OPENCL_DEVICE='0:1'"``), or
+    ``None``. While it is set, "auto" does not move past this backend when it cannot run: it raises with the
+    reason, since a device the user asked for by name is not one to drop silently.
+
 A backend whose module does not exist in this build is listed with that as its reason.
 """
 
@@ -119,6 +126,18 @@ def unavailable_reason(name: str) -> str | None:
                 except Exception as error:  # a probe must not raise; if it does, that is the reason
                     _reasons[name] = f"probe failed: {type(error).__name__}: {error}"
         return _reasons[name]
+
+
+def pinned_by(name: str) -> str | None:
+    """The setting that pins backend ``name``'s device (its module's ``pinned_by()``), or ``None``."""
+    module = _module(_spec(name))
+    pinned = None if isinstance(module, str) else getattr(module, "pinned_by", None)
+    if not callable(pinned):
+        return None
+    try:
+        return pinned()
+    except Exception:  # like probe(): a broken module's pin is no pin
+        return None
 
 
 def list_backends() -> list[BackendInfo]:

@@ -1,9 +1,11 @@
-"""The ``opencl`` backend: OpenCL C kernels through pyopencl, float32, on any OpenCL device.
+"""The ``opencl`` backend: OpenCL C kernels on any OpenCL device, float32, through kernelkit.
 
 It runs on GPUs of every vendor with an OpenCL driver and, through a software driver such as PoCL, on the
-processor (that is how CI runs it). The primitives (``operations``) are each a launch or three over a whole
-batch of frames; the pipelines that matter for speed are replaced by fused versions (``pipelines``) that keep
-the clip on the device and do the per-pixel work of each stage in one kernel.
+processor (that is how CI runs it). kernelkit chooses the device (one that builds and runs a probe kernel;
+``KERNELKIT_OPENCL_DEVICE=PLATFORM:DEVICE`` pins one), compiles the kernel files and caches their binaries.
+The primitives (``operations``) are each a launch or three over a whole batch of frames; the pipelines that
+matter for speed are replaced by fused versions (``pipelines``) that keep the clip on the device and do the
+per-pixel work of each stage in one kernel.
 
 Importing this package imports no OpenCL library; :func:`probe` looks for one, :func:`create` loads it.
 """
@@ -11,23 +13,34 @@ Importing this package imports no OpenCL library; :func:`probe` looks for one, :
 from __future__ import annotations
 
 import importlib.util
+import os
 
-__all__ = ["create", "probe"]
+__all__ = ["create", "pinned_by", "probe"]
 
 
 def probe() -> str | None:
-    """Why the opencl backend cannot run here, or None when it can (a platform with a device exists)."""
+    """Why the opencl backend cannot run here, or None when it can.
+
+    kernelkit's probe: a device counts only once a small kernel has been built and run on it, so a driver
+    that lists a device and then builds nothing (the PoCL of the pyopencl wheels on an AMD Zen 5) is a
+    reason, not a failure in the middle of a run.
+    """
     if importlib.util.find_spec("pyopencl") is None:
-        return "pyopencl is not installed (pip install vidmag[opencl])"
+        return "pyopencl is not installed (pip install pyopencl)"
     try:
-        from vidmag.backend.opencl.runtime import find_device
-    except Exception as error:  # a broken pyopencl install (missing shared library, ...)
-        return f"pyopencl failed to import: {type(error).__name__}: {error}"
-    try:
-        _, reason = find_device()
-    except Exception as error:
-        return f"querying OpenCL devices failed: {type(error).__name__}: {error}"
-    return reason
+        from kernelkit import opencl
+    except Exception as error:  # a broken install
+        return f"kernelkit.opencl failed to import: {type(error).__name__}: {error}"
+    return opencl.probe()
+
+
+def pinned_by() -> str | None:
+    """``"KERNELKIT_OPENCL_DEVICE='...'"`` when that variable is set: "auto" then stops here if OpenCL cannot
+    run, instead of moving on to another backend."""
+    from kernelkit.opencl import DEVICE_ENV  # "PLATFORM:DEVICE" indices, as ``clinfo -l`` lists them
+
+    value = os.environ.get(DEVICE_ENV, "")
+    return f"{DEVICE_ENV}={value!r}" if value.strip() else None
 
 
 def create():

@@ -15,10 +15,11 @@ import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 
+from kernelkit.opencl import OpenCLRuntime
 from vidmag._reference.colour import RGB_TO_YIQ, YIQ_TO_RGB_EXACT, YIQ_TO_RGB_MIT
 from vidmag.backend import spatial_taps
 from vidmag.backend.bandpass_basis import bandpass_basis
-from vidmag.backend.opencl.runtime import Runtime, default_runtime
+from vidmag.backend.opencl.device import Device
 from vidmag.backend.spatial_taps import Taps
 
 
@@ -49,16 +50,26 @@ class OpenCLOperations:
 
     Parameters
     ----------
-    runtime : Runtime, optional
-        Context, queue and kernels; the process-wide one on the preferred device by default.
+    runtime : kernelkit.opencl.OpenCLRuntime or Device, optional
+        The device; by default kernelkit's process-wide runtime on the device its probe chose.
     """
 
     #: Float values per batch of frames of the generic pipelines: 32 Mi floats (128 MiB), 20 baby frames.
     batch_values = 2**25
 
-    def __init__(self, runtime: Runtime | None = None) -> None:
-        self.rt = runtime or default_runtime()
+    def __init__(self, runtime: OpenCLRuntime | Device | None = None) -> None:
+        #: the device: vidmag's kernels, launches and arrays over a kernelkit runtime
+        self.rt = runtime if isinstance(runtime, Device) else Device(runtime)
         self._scratch: dict[str, cla.Array] = {}
+
+    def synchronize(self) -> None:
+        """Wait until every launch enqueued so far has finished.
+
+        The pipelines call it (through :class:`vidmag.backend.generic.Backend`) when they end early, an
+        interrupt included, before anything they enqueued work on is released: a kernel still running after
+        its host memory was freed (the fused pipelines' zero-copy input and output buffers) would crash.
+        """
+        self.rt.synchronize()
 
     def scratch(self, key: str, shape: tuple[int, ...], dtype) -> cla.Array:
         """A device array kept between calls under ``key`` (reallocated when the shape changes).
@@ -73,11 +84,11 @@ class OpenCLOperations:
         return current
 
     # --- tables -----------------------------------------------------------------------------------------
-    def taps(self, taps: Taps) -> tuple[cla.Array, cla.Array]:
-        """A tap table on the device: (index int32, weight float32)."""
+    def taps(self, taps: Taps) -> tuple[Any, Any]:
+        """A tap table on the device: (index int32, weight float32) buffers."""
         return self.rt.constant(taps.index, np.int32), self.rt.constant(taps.weight, np.float32)
 
-    def matrix(self, m: np.ndarray) -> cla.Array:
+    def matrix(self, m: np.ndarray) -> Any:
         return self.rt.constant(np.asarray(m, dtype=np.float64).ravel(), np.float32)
 
     # --- one-axis maps ------------------------------------------------------------------------------------
@@ -104,8 +115,8 @@ class OpenCLOperations:
                 (taps.n_out, n * h),
                 frames.data,
                 out.data,
-                idx.data,
-                wt.data,
+                idx,
+                wt,
                 np.int32(k),
                 np.int32(w),
                 np.int32(taps.n_out),
@@ -150,8 +161,8 @@ class OpenCLOperations:
                 frames.data,
                 out.data,
                 (other if other is not None else out).data,
-                idx.data,
-                wt.data,
+                idx,
+                wt,
                 np.int32(k),
                 np.int32(h),
                 np.int32(taps.n_out),
@@ -181,7 +192,7 @@ class OpenCLOperations:
         n = self._pixels(frames)
         name = "pixel_matrix_u8" if frames.dtype == np.uint8 else "pixel_matrix_f32"
         if n:
-            self.rt.launch("colour", name, (n,), frames.data, out.data, self.matrix(m).data)
+            self.rt.launch("colour", name, (n,), frames.data, out.data, self.matrix(m))
         return out
 
     def yiq_to_rgb_uint8(self, frames: cla.Array, *, mit: bool) -> cla.Array:
@@ -190,7 +201,7 @@ class OpenCLOperations:
         n = self._pixels(frames)
         m = YIQ_TO_RGB_MIT if mit else YIQ_TO_RGB_EXACT
         if n:
-            self.rt.launch("colour", "yiq_to_rgb_u8", (n,), frames.data, out.data, self.matrix(m).data)
+            self.rt.launch("colour", "yiq_to_rgb_u8", (n,), frames.data, out.data, self.matrix(m))
         return out
 
     # --- space --------------------------------------------------------------------------------------------
@@ -292,7 +303,7 @@ class OpenCLOperations:
                 "project_coefficients",
                 (p, m),
                 stack.data,
-                analysis.data,
+                analysis,
                 coef.data,
                 np.int32(t),
                 np.int32(m),
@@ -307,7 +318,7 @@ class OpenCLOperations:
             (p, t),
             stack.data,
             coef.data,
-            synth.data,
+            synth,
             out.data,
             np.int32(t),
             np.int32(m),

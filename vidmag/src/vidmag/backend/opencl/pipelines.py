@@ -130,8 +130,8 @@ class _Fused:
             frames.data,
             signal.data,
             out,
-            iy.data,
-            wy.data,
+            iy,
+            wy,
             np.int32(k),
             np.int32(H),
             np.int32(W),
@@ -296,9 +296,7 @@ def _scan(
         ops.rt.launch("temporal", "first_order_scan8", (p // 8,), *args, g)
     if p % 8:
         tail = p - p % 8
-        ops.rt.kernel("temporal", "first_order_scan")(
-            ops.rt.queue, (p % 8,), None, *args, g, g, g, global_offset=(tail,)
-        )
+        ops.rt.launch("temporal", "first_order_scan", (p % 8,), *args, g, g, g, offset=(tail,))
 
 
 def laplacian_iir(ops: OpenCLOperations, plan: Plan, source: Source) -> Iterator[np.ndarray]:
