@@ -324,7 +324,7 @@ def test_torch_tensor_in_torch_tensor_out():
         ({"hop_length": 0}, ValueError, "hop_length"),
         ({"hop_length": 2.5}, TypeError, "hop_length"),
         ({"tuning": float("nan")}, ValueError, "tuning"),
-        ({"fmin": "C1"}, ValueError, "fmin"),
+        ({"fmin": "C1"}, TypeError, "fmin"),  # a string is a TypeError (issue 19, item 5)
         ({"n_bins": 0}, ValueError, "n_bins"),
         ({"bins_per_octave": -12}, ValueError, "bins_per_octave"),
         ({"fmin": -5.0}, ValueError, "fmin"),
@@ -332,7 +332,7 @@ def test_torch_tensor_in_torch_tensor_out():
         ({"filter_scale": 0}, ValueError, "filter_scale"),
         ({"sparsity": 1.0}, ValueError, "sparsity"),
         ({"gamma": -1.0}, ValueError, "gamma"),
-        ({"norm": "l2"}, ValueError, "norm"),
+        ({"norm": "l2"}, TypeError, "norm"),  # vqt's norm takes no names: a string is a TypeError
         ({"pad_mode": "mirror"}, ValueError, "pad_mode"),
         ({"res_type": "kaiser_best"}, ValueError, "res_type"),
         ({"dtype": np.float32}, TypeError, "dtype"),

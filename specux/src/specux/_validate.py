@@ -10,14 +10,16 @@ with every derived value filled in (``None`` defaults resolved). Backends receiv
 from __future__ import annotations
 
 import math
+import numbers
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from specux import _arrays
-from specux._filters.windows import window_for
+from specux import _arrays, _memory
+from specux._filters import windows as _windows
 from specux.errors import user_stacklevel
 
 #: real precisions the CPU backend computes in
@@ -29,6 +31,51 @@ _COMPLEX = {"float16": "complex32", "float32": "complex64", "float64": "complex1
 _REAL = {v: k for k, v in _COMPLEX.items()}
 
 
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a real number: a Python int or float, a numpy integer or floating scalar, or a 0-d
+    numpy array of one. Not bool (numpy's or Python's), not a string."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, numbers.Real):
+        return True
+    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
+
+
+def _type_of(value: Any) -> str:
+    return type(value).__name__
+
+
+def flag(value: Any, name: str, public: str) -> bool:
+    """A boolean parameter: True / False or a numpy bool, else TypeError naming it (a string such as
+    ``"False"`` is truthy, so it would silently mean True)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(
+        f"{public}: {name} must be a bool (True or False); got {value!r} of type {_type_of(value)}"
+    )
+
+
+def optional_flag(value: Any, name: str, public: str) -> bool | None:
+    """:func:`flag` where ``None`` (a derived default) is also allowed."""
+    return None if value is None else flag(value, name, public)
+
+
+def real(value: Any, name: str, public: str, *, finite: bool = True) -> float:
+    """A real-number parameter (see :func:`is_number`) as a float; strings, bools and other types are a
+    TypeError naming it, and a non-finite value a ValueError unless ``finite`` is False."""
+    if not is_number(value):
+        raise TypeError(f"{public}: {name} must be a number; got {value!r} of type {_type_of(value)}")
+    out = float(value)
+    if finite and not math.isfinite(out):
+        raise ValueError(f"{public}: {name} must be a finite number; got {value!r}")
+    return out
+
+
+def optional_real(value: Any, name: str, public: str, *, finite: bool = True) -> float | None:
+    """:func:`real` where ``None`` is also allowed (and returned)."""
+    return None if value is None else real(value, name, public, finite=finite)
+
+
 def positive_int(value: Any, name: str, public: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{public}: {name} must be an int >= {minimum}; got {value!r}")
@@ -38,7 +85,13 @@ def positive_int(value: Any, name: str, public: str, minimum: int = 1) -> int:
 
 
 def choice(value: Any, name: str, public: str, allowed: tuple) -> Any:
-    if value not in allowed:
+    # True == 1: a bool is one of the choices only where a bool is listed
+    is_bool = isinstance(value, (bool, np.bool_))
+    try:
+        found = (not is_bool or any(isinstance(a, bool) for a in allowed)) and value in allowed
+    except (TypeError, ValueError):  # an array compared element-wise
+        found = False
+    if not found:
         raise ValueError(
             f"{public}: {name} must be one of {', '.join(repr(a) for a in allowed)}; got {value!r}"
         )
@@ -46,10 +99,11 @@ def choice(value: Any, name: str, public: str, allowed: tuple) -> Any:
 
 
 def positive_float(value: Any, name: str, public: str) -> float:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{public}: {name} must be a positive number; got {value!r}") from None
+    if not is_number(value):
+        raise TypeError(
+            f"{public}: {name} must be a positive number; got {value!r} of type {_type_of(value)}"
+        )
+    out = float(value)
     if not (out > 0 and math.isfinite(out)):
         raise ValueError(f"{public}: {name} must be a positive finite number; got {value!r}")
     return out
@@ -113,6 +167,62 @@ class StftParams:
     n_frames: int
 
 
+#: bytes per frequency bin of the spectrogram stft keeps, per real itemsize, by output mode (the complex
+#: spectrum, plus the real result for "magnitude", plus a squared part for "power")
+_STFT_BIN_ITEMS = {"complex": 2, "real_imag": 2, "magnitude": 3, "power": 4}
+#: bytes of frames that one pool thread windows and transforms at a time (specux.ops.stft._BLOCK_BYTES)
+_BLOCK_BYTES = 1 << 21
+
+
+def _frames_bytes(n_blocks: int, n_frames: int, n_fft: int, itemsize: int) -> int:
+    """Bytes of the frame blocks the pool's threads hold at once (windowed frames and their spectra)."""
+    rows = min(n_frames, max(16, _BLOCK_BYTES // (n_fft * itemsize)))
+    return 3 * rows * n_fft * itemsize * min(n_blocks, os.cpu_count() or 1)
+
+
+def stft_memory(
+    shape: tuple[int, ...],
+    dtype: str,
+    *,
+    n_fft: int,
+    hop_length: int,
+    win_length: int,
+    center: bool,
+    n_frames: int,
+    frame_bytes: int,
+    extra_bytes: int = 0,
+    public: str = "stft",
+) -> None:
+    """The memory guard of an stft (or of a feature computed from its frames, which keeps ``frame_bytes``
+    per frame and signal, plus ``extra_bytes``): raises :class:`specux.errors.MemoryLimitError` naming the
+    parameter that sets the size."""
+    batch, length = _memory.product(shape[:-1]), shape[-1]
+    item = np.dtype(dtype).itemsize
+    needed = (
+        8 * (win_length + 2 * n_fft)  # the window (float64) and its centred, cast copies
+        + (batch * (length + 2 * (n_fft // 2)) * item if center else 0)  # the padded signal
+        + _frames_bytes(batch, n_frames, n_fft, item)
+        + batch * n_frames * frame_bytes
+        + extra_bytes
+    )
+    if n_fft > length or n_fft * 8 * 3 > needed // 2:
+        parameter, value = "n_fft", n_fft
+    elif hop_length < win_length // 4:
+        parameter, value = "hop_length", hop_length
+    else:
+        parameter, value = "y", f"shape {tuple(shape)}"
+    _memory.check(
+        needed,
+        public=public,
+        parameter=parameter,
+        value=value,
+        detail=(
+            f"{n_frames} frame(s) of n_fft={n_fft} every hop_length={hop_length} samples for "
+            f"{batch} signal(s) of {length} samples"
+        ),
+    )
+
+
 def stft_params(
     shape: tuple[int, ...],
     dtype: str,
@@ -125,7 +235,12 @@ def stft_params(
     pad_mode: str,
     output: str,
     public: str = "stft",
+    frame_items: int | None = None,
+    extra_bytes: int = 0,
 ) -> StftParams:
+    """Resolved stft arguments, after the memory guard (:func:`stft_memory`): ``frame_items`` is the number
+    of real values the caller keeps per frame and signal (None: the spectrogram of ``output``),
+    ``extra_bytes`` anything else it allocates (a filter bank)."""
     nonempty(shape, public, "y")
     n_fft = positive_int(n_fft, "n_fft", public)
     win_length = n_fft if win_length is None else positive_int(win_length, "win_length", public)
@@ -134,30 +249,40 @@ def stft_params(
     hop_length = (
         max(win_length // 4, 1) if hop_length is None else positive_int(hop_length, "hop_length", public)
     )
+    center = flag(center, "center", public)
     choice(pad_mode, "pad_mode", public, PAD_MODES)
     choice(output, "output", public, STFT_OUTPUTS)
     length = shape[-1]
-    if center:
-        if n_fft > length:
-            warnings.warn(
-                f"{public}: n_fft={n_fft} is larger than the signal length {length}; the frames are "
-                "mostly padding",
-                UserWarning,
-                stacklevel=user_stacklevel(),
-            )
-        padded = length + 2 * (n_fft // 2)
-    else:
-        if n_fft > length:
-            raise ValueError(
-                f"{public}: n_fft={n_fft} is larger than the signal length {length} with center=False "
-                "(use a smaller n_fft, a longer signal, or center=True)"
-            )
-        padded = length
+    if not center and n_fft > length:
+        raise ValueError(
+            f"{public}: n_fft={n_fft} is larger than the signal length {length} with center=False "
+            "(use a smaller n_fft, a longer signal, or center=True)"
+        )
+    padded = length + 2 * (n_fft // 2) if center else length
     n_frames = 1 + (padded - n_fft) // hop_length
-    win = window_for(window, win_length, n_fft)
-    return StftParams(
-        n_fft, hop_length, win_length, win, bool(center), pad_mode, output, dtype, length, n_frames
+    if frame_items is None:
+        frame_items = (n_fft // 2 + 1) * _STFT_BIN_ITEMS[output]
+    stft_memory(
+        shape,
+        dtype,
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        center=center,
+        n_frames=n_frames,
+        frame_bytes=frame_items * np.dtype(dtype).itemsize,
+        extra_bytes=extra_bytes,
+        public=public,
     )
+    if center and n_fft > length:
+        warnings.warn(
+            f"{public}: n_fft={n_fft} is larger than the signal length {length}; the frames are "
+            "mostly padding",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+    win = _windows.window_for(window, win_length, n_fft)
+    return StftParams(n_fft, hop_length, win_length, win, center, pad_mode, output, dtype, length, n_frames)
 
 
 @dataclass(frozen=True, eq=False)
@@ -206,6 +331,7 @@ def istft_params(
     hop_length = (
         max(win_length // 4, 1) if hop_length is None else positive_int(hop_length, "hop_length", public)
     )
+    center = flag(center, "center", public)
     choice(nola, "nola", public, NOLA_MODES)
     n_frames = frames
     if length is not None:
@@ -219,8 +345,19 @@ def istft_params(
             raise ValueError(
                 f"{public}: {frames} frame(s) of n_fft={n_fft} with center=True leave no samples"
             )
-    win = window_for(window, win_length, n_fft)
-    return IstftParams(n_fft, hop_length, win_length, win, bool(center), dtype, n_frames, out_length, nola)
+    batch, item = _memory.product(shape[:-2]), np.dtype(dtype).itemsize
+    # the output, and the squared-window sum and its cut when some samples get no window (nola check)
+    needed = 8 * (win_length + 2 * n_fft) + 3 * batch * out_length * item
+    needed += _frames_bytes(batch, n_frames, n_fft, item)
+    _memory.check(
+        needed,
+        public=public,
+        parameter="length" if length is not None else "hop_length",
+        value=length if length is not None else hop_length,
+        detail=f"{out_length} output samples for each of {batch} signal(s)",
+    )
+    win = _windows.window_for(window, win_length, n_fft)
+    return IstftParams(n_fft, hop_length, win_length, win, center, dtype, n_frames, out_length, nola)
 
 
 # --- mel / cepstral
@@ -326,4 +463,15 @@ def convolve_params(
         out = s1
     else:
         out = tuple(s1[a] - s2[a] + 1 if a in conv else full[a] for a in range(ndim))
+    item = np.dtype(dtype).itemsize
+    # both spectra, the inverse transform and the full result (real spectra hold half the points, complex)
+    _memory.check(
+        4 * _memory.product(full) * item + _memory.product(out) * item,
+        public=public,
+        parameter="in1 and in2",
+        value=f"shapes {s1} and {s2}",
+        detail=f"mode={mode!r}, full convolution of shape {full}",
+        advice="check the shapes and axes (an axis where one input has size 1 broadcasts; every other axis "
+        "is convolved, n1 + n2 - 1 points long)",
+    )
     return ConvolveParams(mode, tuple(conv), swapped, full, tuple(out), dtype)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from specux import _arrays
+from specux import _arrays, _validate
+from specux.errors import user_stacklevel
 
 __all__ = [
     "amplitude_to_db",
@@ -37,6 +39,17 @@ _MIN_LOG_MEL = _MIN_LOG_HZ / _F_SP
 _LOGSTEP = math.log(6.4) / 27.0
 
 
+def _values(x: Any, name: str, public: str) -> np.ndarray:
+    """A number or an array of numbers as float64 (numpy's subclasses kept); strings, bools and other
+    kinds are a TypeError naming the parameter (numpy would parse "440" silently)."""
+    a = np.asanyarray(x)
+    if a.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{public}: {name} must be a number or an array of numbers; got {x!r:.60} (dtype {a.dtype})"
+        )
+    return a.astype(float)
+
+
 def _scalar_or_array(x: Any, out: np.ndarray) -> Any:
     return out.item() if np.ndim(x) == 0 and not isinstance(x, np.ndarray) else out
 
@@ -54,8 +67,8 @@ def hz_to_mel(frequencies: Any, *, htk: bool = False) -> Any:
     -------
     float or array (same shape), mels
     """
-    f = np.asanyarray(frequencies, dtype=float)
-    if htk:
+    f = _values(frequencies, "frequencies", "hz_to_mel")
+    if _validate.flag(htk, "htk", "hz_to_mel"):
         mels = 2595.0 * np.log10(1.0 + f / 700.0)
     else:
         mels = f / _F_SP
@@ -67,8 +80,8 @@ def hz_to_mel(frequencies: Any, *, htk: bool = False) -> Any:
 
 def mel_to_hz(mels: Any, *, htk: bool = False) -> Any:
     """Mels to Hz, the inverse of :func:`hz_to_mel` (same scales)."""
-    m = np.asanyarray(mels, dtype=float)
-    if htk:
+    m = _values(mels, "mels", "mel_to_hz")
+    if _validate.flag(htk, "htk", "mel_to_hz"):
         freqs = 700.0 * (10.0 ** (m / 2595.0) - 1.0)
     else:
         freqs = np.where(m >= _MIN_LOG_MEL, _MIN_LOG_HZ * np.exp(_LOGSTEP * (m - _MIN_LOG_MEL)), _F_SP * m)
@@ -77,7 +90,7 @@ def mel_to_hz(mels: Any, *, htk: bool = False) -> Any:
 
 def hz_to_midi(frequencies: Any) -> Any:
     """Hz to MIDI note numbers (fractional): ``12 log2(f / 440) + 69``."""
-    f = np.asanyarray(frequencies, dtype=float)
+    f = _values(frequencies, "frequencies", "hz_to_midi")
     with np.errstate(divide="ignore"):
         out = 12.0 * (np.log2(f) - math.log2(440.0)) + 69.0
     return _scalar_or_array(frequencies, np.asarray(out))
@@ -85,8 +98,13 @@ def hz_to_midi(frequencies: Any) -> Any:
 
 def midi_to_hz(notes: Any) -> Any:
     """MIDI note numbers to Hz: ``440 * 2 ** ((n - 69) / 12)``."""
-    n = np.asanyarray(notes, dtype=float)
+    n = _values(notes, "notes", "midi_to_hz")
     return _scalar_or_array(notes, np.asarray(440.0 * 2.0 ** ((n - 69.0) / 12.0)))
+
+
+def _a440(tuning: Any, bins_per_octave: Any, public: str) -> float:
+    tuning = _validate.real(tuning, "tuning", public)
+    return 440.0 * 2.0 ** (tuning / _validate.positive_int(bins_per_octave, "bins_per_octave", public))
 
 
 def hz_to_octs(frequencies: Any, *, tuning: float = 0.0, bins_per_octave: int = 12) -> Any:
@@ -94,8 +112,8 @@ def hz_to_octs(frequencies: Any, *, tuning: float = 0.0, bins_per_octave: int = 
 
     ``tuning`` is in fractions of a bin; ``bins_per_octave`` sets the bin size.
     """
-    a440 = 440.0 * 2.0 ** (tuning / bins_per_octave)
-    f = np.asanyarray(frequencies, dtype=float)
+    a440 = _a440(tuning, bins_per_octave, "hz_to_octs")
+    f = _values(frequencies, "frequencies", "hz_to_octs")
     with np.errstate(divide="ignore"):
         out = np.log2(f / (a440 / 16.0))
     return _scalar_or_array(frequencies, np.asarray(out))
@@ -103,8 +121,8 @@ def hz_to_octs(frequencies: Any, *, tuning: float = 0.0, bins_per_octave: int = 
 
 def octs_to_hz(octs: Any, *, tuning: float = 0.0, bins_per_octave: int = 12) -> Any:
     """Octave numbers to Hz, the inverse of :func:`hz_to_octs`."""
-    a440 = 440.0 * 2.0 ** (tuning / bins_per_octave)
-    o = np.asanyarray(octs, dtype=float)
+    a440 = _a440(tuning, bins_per_octave, "octs_to_hz")
+    o = _values(octs, "octs", "octs_to_hz")
     return _scalar_or_array(octs, np.asarray((a440 / 16.0) * 2.0**o))
 
 
@@ -149,11 +167,28 @@ def _ref_value(ref: float | Callable[[np.ndarray], Any], magnitude: np.ndarray) 
     return float(np.abs(ref(magnitude))) if callable(ref) else float(np.abs(ref))
 
 
-def _check_db_args(amin: float, top_db: float | None, public: str) -> None:
+def _check_db_args(ref: Any, amin: float, top_db: float | None, public: str) -> tuple[float, float | None]:
+    """``(amin, top_db)`` checked and converted; ``ref`` must be a callable or a number."""
+    if not callable(ref):
+        _validate.real(ref, "ref", public, finite=False)
+    amin = _validate.real(amin, "amin", public)
     if not amin > 0:
         raise ValueError(f"{public}: amin must be strictly positive; got {amin}")
-    if top_db is not None and top_db < 0:
+    top_db = _validate.optional_real(top_db, "top_db", public, finite=False)
+    if top_db is not None and not top_db >= 0:
         raise ValueError(f"{public}: top_db must be non-negative (or None); got {top_db}")
+    return amin, top_db
+
+
+def _warn_complex(x: np.ndarray, public: str, instead: str) -> None:
+    if np.iscomplexobj(x):
+        # librosa warns too: a complex spectrum passed where magnitudes were meant loses its phase here
+        warnings.warn(
+            f"{public}: S is complex ({x.dtype}); only its magnitude is converted and the phase is "
+            f"discarded. Pass {instead} to convert magnitudes on purpose (and silence this warning)",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def _power_to_db_numpy(S: np.ndarray, ref: float | Callable, amin: float, top_db: float | None) -> np.ndarray:
@@ -179,7 +214,7 @@ def power_to_db(
 
     Parameters
     ----------
-    S : array, shape (...), power (non-negative; complex input uses its magnitude)
+    S : array, shape (...), power (non-negative; complex input uses its magnitude, with a UserWarning)
     ref : float or callable
         Reference power (0 dB), or a function of the array giving it (e.g. ``np.max``).
     amin : float
@@ -194,8 +229,9 @@ def power_to_db(
 
     Backends: cpu. Autograd / torch.compile: planned (specux.torch).
     """
-    _check_db_args(amin, top_db, "power_to_db")
+    amin, top_db = _check_db_args(ref, amin, top_db, "power_to_db")
     x = _arrays.to_numpy(S) if _arrays.is_torch(S) else np.asarray(S)
+    _warn_complex(x, "power_to_db", "np.abs(S) ** 2")
     return _arrays.like(_power_to_db_numpy(x, ref, amin, top_db), S)
 
 
@@ -205,10 +241,12 @@ def amplitude_to_db(
     """Amplitude spectrogram to decibels: ``20 log10(max(|S|, amin) / ref)``, floored at ``max - top_db``.
 
     Same parameters and conventions as :func:`power_to_db`, on amplitudes (``ref`` and ``amin`` are
-    amplitudes). Backends: cpu.
+    amplitudes). Complex ``S`` is converted by its magnitude with a ``UserWarning`` (the phase is discarded),
+    as librosa does. Backends: cpu.
     """
-    _check_db_args(amin, top_db, "amplitude_to_db")
+    amin, top_db = _check_db_args(ref, amin, top_db, "amplitude_to_db")
     x = _arrays.to_numpy(S) if _arrays.is_torch(S) else np.asarray(S)
+    _warn_complex(x, "amplitude_to_db", "np.abs(S)")
     magnitude = np.abs(x)
     ref_value = _ref_value(ref, magnitude)
     out = _power_to_db_numpy(np.square(magnitude), ref_value**2, amin**2, top_db)
@@ -217,11 +255,13 @@ def amplitude_to_db(
 
 def db_to_power(S_db: Any, *, ref: float = 1.0) -> Any:
     """Decibels to power: ``ref * 10 ** (S_db / 10)``. Backends: cpu."""
+    ref = _validate.real(ref, "ref", "db_to_power", finite=False)
     x = _arrays.to_numpy(S_db) if _arrays.is_torch(S_db) else np.asarray(S_db)
     return _arrays.like(ref * np.power(x.dtype.type(10.0) if x.dtype.kind == "f" else 10.0, 0.1 * x), S_db)
 
 
 def db_to_amplitude(S_db: Any, *, ref: float = 1.0) -> Any:
     """Decibels to amplitude: ``ref * 10 ** (S_db / 20)``. Backends: cpu."""
+    ref = _validate.real(ref, "ref", "db_to_amplitude", finite=False)
     x = _arrays.to_numpy(S_db) if _arrays.is_torch(S_db) else np.asarray(S_db)
     return _arrays.like(ref * np.power(x.dtype.type(10.0) if x.dtype.kind == "f" else 10.0, 0.05 * x), S_db)

@@ -30,6 +30,20 @@ class UnsupportedOperationError(ValueError):
     """The chosen backend does not serve the requested operation (or the input's array type / device)."""
 
 
+class MemoryLimitError(MemoryError, ValueError):
+    """A call would allocate more memory than is available (or than ``SPECUX_MEMORY_LIMIT`` allows); raised
+    before anything is allocated. Also a ``ValueError``, since a parameter sets the size.
+
+    Attributes: ``parameter`` (the name that sets the size), ``needed`` and ``available`` (bytes).
+    """
+
+    def __init__(self, message: str, *, parameter: str, needed: int, available: int):
+        super().__init__(message)
+        self.parameter = parameter
+        self.needed = needed
+        self.available = available
+
+
 class NolaError(ValueError):
     """istft with ``nola="raise"``: the window's squared sum vanishes where output samples are requested."""
 

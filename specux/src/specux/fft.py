@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from specux import _arrays
+from specux import _arrays, _memory, _validate
 from specux._backends import registry
 from specux._backends.base import FFT_OP
 from specux._torch_hook import torch_route
@@ -61,12 +61,24 @@ def _scale(norm: str | None, n: int, inverse: bool) -> float:
     return 1.0
 
 
-def _check_n(n: int, public: str) -> int:
+def _check_n(n: int, public: str, name: str = "n") -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"{public}: n must be an int; got {type(n).__name__}")
+        raise TypeError(f"{public}: {name} must be an int; got {type(n).__name__}")
     if n < 1:
-        raise ValueError(f"{public}: invalid number of FFT data points n={n}; it must be >= 1")
+        raise ValueError(f"{public}: invalid number of FFT data points {name}={n}; it must be >= 1")
     return int(n)
+
+
+def _guard(x: Any, nbytes: int, public: str, parameter: str, value: Any, shape: tuple[int, ...]) -> None:
+    """The memory guard for host arrays (a device array's library reports its own out-of-memory)."""
+    if isinstance(x, np.ndarray):
+        _memory.check(
+            nbytes,
+            public=f"specux.fft.{public}",
+            parameter=parameter,
+            value=value,
+            detail=f"an output of shape {shape}",
+        )
 
 
 def _norm_axis(axis: int, ndim: int, public: str) -> int:
@@ -113,30 +125,54 @@ class _Call:
         if want == "real":
             if is_complex:
                 raise TypeError(f"specux.fft.{self.public}: input must be real; got dtype {name}")
-            return _arrays.astype(a, real)
-        return _arrays.astype(a, _COMPLEX_OF[real])
+            target = real
+        else:
+            target = _COMPLEX_OF[real]
+            if target == "complex32" and not _arrays.is_torch(a):
+                # numpy and cupy have no complex half: half storage reaches the backends as float16 real
+                # input to r2c only, and a complex transform of it computes in (and returns) complex64, as
+                # rfft of float16 does and numpy.fft does
+                target = "complex64"
+        if isinstance(a, np.ndarray) and a.dtype.name != target:
+            nbytes = _memory.product(a.shape) * np.dtype(target).itemsize  # the cast copy
+            _guard(a, nbytes, self.public, "a", f"{name} of shape {a.shape}", a.shape)
+        return _arrays.astype(a, target)
 
-    def c2c(self, x: Any, n: int | None, axis: int, norm: str | None, inverse: bool) -> Any:
+    def _sized(self, x: Any, n: int, axis: int, in_len: int, out_len: int, out_item: int, name: str) -> None:
+        """The memory guard of one axis: the zero-padded input, the output and the backend's copy of it (host
+        arrays only)."""
+        if not isinstance(x, np.ndarray):
+            return
+        shape = list(x.shape)
+        shape[axis] = in_len
+        padded = _memory.product(shape) * x.dtype.itemsize if in_len > x.shape[axis] else 0
+        shape[axis] = out_len
+        _guard(x, padded + 2 * _memory.product(shape) * out_item, self.public, name, n, tuple(shape))
+
+    def c2c(self, x: Any, n: int | None, axis: int, norm: str | None, inverse: bool, name: str = "n") -> Any:
         axis = _norm_axis(axis, x.ndim, self.public)
-        n = x.shape[axis] if n is None else _check_n(n, self.public)
+        n = x.shape[axis] if n is None else _check_n(n, self.public, name)
         if n < 1:
             raise ValueError(f"{self.public}: invalid number of FFT data points ({n}) along axis {axis}")
+        self._sized(x, n, axis, n, n, x.dtype.itemsize, name)
         x = _arrays.resize_axis(x, axis, n)
         return self.backend.c2c(x, axis, inverse, _scale(norm, n, inverse))
 
-    def r2c(self, x: Any, n: int | None, axis: int, norm: str | None) -> Any:
+    def r2c(self, x: Any, n: int | None, axis: int, norm: str | None, name: str = "n") -> Any:
         axis = _norm_axis(axis, x.ndim, self.public)
-        n = x.shape[axis] if n is None else _check_n(n, self.public)
+        n = x.shape[axis] if n is None else _check_n(n, self.public, name)
         if n < 1:
             raise ValueError(f"{self.public}: invalid number of FFT data points ({n}) along axis {axis}")
+        self._sized(x, n, axis, n, n // 2 + 1, 2 * max(x.dtype.itemsize, 4), name)
         x = _arrays.resize_axis(x, axis, n)
         return self.backend.r2c(x, axis, _scale(norm, n, False))
 
-    def c2r(self, x: Any, n: int | None, axis: int, norm: str | None) -> Any:
+    def c2r(self, x: Any, n: int | None, axis: int, norm: str | None, name: str = "n") -> Any:
         axis = _norm_axis(axis, x.ndim, self.public)
-        n = 2 * (x.shape[axis] - 1) if n is None else _check_n(n, self.public)
+        n = 2 * (x.shape[axis] - 1) if n is None else _check_n(n, self.public, name)
         if n < 1:
             raise ValueError(f"{self.public}: invalid number of output data points ({n}) along axis {axis}")
+        self._sized(x, n, axis, n // 2 + 1, n, x.dtype.itemsize // 2, name)
         x = _arrays.resize_axis(x, axis, n // 2 + 1)
         return self.backend.c2r(x, axis, n, _scale(norm, n, True))
 
@@ -259,11 +295,20 @@ def _cook(
     else:
         if len(s) != len(axes):
             raise ValueError(f"{public}: s and axes must have the same length; got {len(s)} and {len(axes)}")
-        sizes = [None if v == -1 else _check_n(v, public) for v in s]
+        sizes = [None if v == -1 else _check_n(v, public, "s") for v in s]
     if last_half and sizes and sizes[-1] is None:
         sizes[-1] = 2 * (x.shape[axes[-1]] - 1)
     if not axes:
         raise ValueError(f"{public}: at least one axis is needed")
+    if isinstance(x, np.ndarray) and s is not None:
+        # the final shape up front (each axis is checked again as it is transformed)
+        shape = list(x.shape)
+        for n, ax in zip(sizes, axes):
+            shape[ax] = shape[ax] if n is None else n
+        if public.startswith("rfft"):
+            shape[axes[-1]] = shape[axes[-1]] // 2 + 1
+        item = 2 * max(x.dtype.itemsize, 4) if public.startswith("rfft") else x.dtype.itemsize
+        _guard(x, 2 * _memory.product(shape) * item, public, "s", tuple(s), tuple(shape))
     return sizes, axes
 
 
@@ -286,7 +331,7 @@ def fftn(
     sizes, axes_ = _cook(call.x, s, axes, "fftn")
     x = call.x
     for n, ax in zip(reversed(sizes), reversed(axes_)):
-        x = call.c2c(x, n, ax, norm, inverse=False)
+        x = call.c2c(x, n, ax, norm, inverse=False, name="s")
     return call.done(x)
 
 
@@ -304,7 +349,7 @@ def ifftn(
     sizes, axes_ = _cook(call.x, s, axes, "ifftn")
     x = call.x
     for n, ax in zip(reversed(sizes), reversed(axes_)):
-        x = call.c2c(x, n, ax, norm, inverse=True)
+        x = call.c2c(x, n, ax, norm, inverse=True, name="s")
     return call.done(x)
 
 
@@ -323,9 +368,9 @@ def rfftn(
     """
     call = _Call(a, backend, "rfftn", "real")
     sizes, axes_ = _cook(call.x, s, axes, "rfftn")
-    x = call.r2c(call.x, sizes[-1], axes_[-1], norm)
+    x = call.r2c(call.x, sizes[-1], axes_[-1], norm, name="s")
     for n, ax in zip(reversed(sizes[:-1]), reversed(axes_[:-1])):
-        x = call.c2c(x, n, ax, norm, inverse=False)
+        x = call.c2c(x, n, ax, norm, inverse=False, name="s")
     return call.done(x)
 
 
@@ -346,8 +391,8 @@ def irfftn(
     sizes, axes_ = _cook(call.x, s, axes, "irfftn", last_half=True)
     x = call.x
     for n, ax in zip(sizes[:-1], axes_[:-1]):
-        x = call.c2c(x, n, ax, norm, inverse=True)
-    return call.done(call.c2r(x, sizes[-1], axes_[-1], norm))
+        x = call.c2c(x, n, ax, norm, inverse=True, name="s")
+    return call.done(call.c2r(x, sizes[-1], axes_[-1], norm, name="s"))
 
 
 @torch_route("fft.fft2")
@@ -406,14 +451,28 @@ def irfft2(
 # -----------------------------------
 
 
+def _freq_args(n: int, d: float, public: str) -> tuple[int, float]:
+    n = _check_n(n, public)
+    d = _validate.real(d, "d", public)
+    if d == 0:
+        raise ValueError(f"{public}: the sample spacing d must be non-zero; got {d}")
+    # the integers and the frequencies
+    _memory.check(16 * n, public=f"specux.fft.{public}", parameter="n", value=n)
+    return n, d
+
+
 def fftfreq(n: int, d: float = 1.0) -> np.ndarray:
-    """Sample frequencies of :func:`fft` bins (numpy.fft.fftfreq): shape (n,), cycles per unit of ``d``."""
-    return np.fft.fftfreq(_check_n(n, "fftfreq"), d)
+    """Sample frequencies of :func:`fft` bins (numpy.fft.fftfreq): shape (n,), cycles per unit of ``d``.
+
+    ``d`` is the sample spacing, a finite non-zero number (a ValueError names it otherwise).
+    """
+    return np.fft.fftfreq(*_freq_args(n, d, "fftfreq"))
 
 
 def rfftfreq(n: int, d: float = 1.0) -> np.ndarray:
-    """Sample frequencies of :func:`rfft` bins (numpy.fft.rfftfreq): shape (n // 2 + 1,)."""
-    return np.fft.rfftfreq(_check_n(n, "rfftfreq"), d)
+    """Sample frequencies of :func:`rfft` bins (numpy.fft.rfftfreq): shape (n // 2 + 1,); ``d`` as in
+    :func:`fftfreq`."""
+    return np.fft.rfftfreq(*_freq_args(n, d, "rfftfreq"))
 
 
 def _roll(x: Any, axes: int | Sequence[int] | None, sign: int) -> Any:

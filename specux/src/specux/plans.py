@@ -8,8 +8,8 @@ above 13.
 Plans are memoised (at most 512), compiled kernels (at most 512 per device) and constant tables (at most
 256 MiB per device) are kept in least-recently-used caches, so their memory is bounded however many lengths
 a program uses. :func:`autotune` times a few alternatives to the default plan of a length on a device and
-persists the fastest (in ``<SPECUX_CACHE_DIR>/tuning.json``); later calls of that length on that device use
-it.
+persists the fastest (in kernelkit's tuning store, ``<KERNELKIT_CACHE_DIR>/tuning.json``); later calls of
+that length on that device use it.
 """
 
 from __future__ import annotations
@@ -20,20 +20,37 @@ from typing import Any
 
 import numpy as np
 
+from specux import _memory, _validate
 from specux._codegen import fft_plan
 
 _PRECISIONS = {"float16": ("f32", "f16"), "float32": ("f32", "f32"), "float64": ("f64", "f64")}
 
 
-def describe(n: int, dtype: str = "float32") -> dict[str, Any]:
+def _precision(dtype: Any, public: str) -> str:
+    """The real precision named by ``dtype``: a string, a numpy dtype or scalar type (``np.float32``), or
+    their complex counterparts."""
+    try:
+        name = np.dtype(dtype).name if dtype is not None else None
+    except TypeError:
+        name = None
+    name = {"complex64": "float32", "complex128": "float64"}.get(name, name)
+    if name not in _PRECISIONS:
+        raise ValueError(
+            f"{public}: dtype must be one of {sorted(_PRECISIONS)} (a name or a numpy dtype); got {dtype!r}"
+        )
+    return name
+
+
+def describe(n: int, dtype: Any = "float32") -> dict[str, Any]:
     """The plan a generated backend uses for a length-``n`` transform.
 
     Parameters
     ----------
     n : int
         Transform length (>= 1).
-    dtype : {"float16", "float32", "float64"}
-        Real precision of the data (float16 is storage only and computes in float32).
+    dtype : {"float16", "float32", "float64"} or numpy dtype
+        Real precision of the data (float16 is storage only and computes in float32), as a name, a numpy
+        dtype or scalar type (``np.float32``); complex64 / complex128 mean float32 / float64.
 
     Returns
     -------
@@ -41,10 +58,9 @@ def describe(n: int, dtype: str = "float32") -> dict[str, Any]:
         ``kind`` ("local", "four-step" or "bluestein"), ``n``, the factors or convolution length, the radices
         of every Stockham pass and the number of kernels launched per transform.
     """
-    if dtype not in _PRECISIONS:
-        raise ValueError(f"dtype must be one of {sorted(_PRECISIONS)}; got {dtype!r}")
-    prec, storage = _PRECISIONS[dtype]
-    node = fft_plan.plan(int(n), prec, storage, storage)
+    n = _validate.positive_int(n, "n", "describe")
+    prec, storage = _PRECISIONS[_precision(dtype, "describe")]
+    node = fft_plan.plan(n, prec, storage, storage)
     return _describe(node)
 
 
@@ -71,22 +87,19 @@ def _describe(node: Any) -> dict[str, Any]:
 
 
 def clear_caches() -> None:
-    """Forget memoised plans, rendered sources and every loaded runtime's compiled kernels and tables.
+    """Forget memoised plans, rendered sources and every open device runtime's compiled kernels and tables.
 
-    The on-disk kernel cache (``SPECUX_CACHE_DIR``) is left alone.
+    The runtimes are kernelkit's, shared with other users of the same device (vidmag): their compiled
+    objects go too and are reloaded from the disk cache on next use. The on-disk kernel cache
+    (``KERNELKIT_CACHE_DIR``) is left alone.
     """
     fft_plan.plan.cache_clear()
-    from specux._runtime import device
-
-    device.render.cache_clear()
-    for name in ("opencl", "cuda", "metal"):
-        module = sys.modules.get(f"specux._runtime.{name}")
-        if module is None:
-            continue
-        runtimes = getattr(module, "_runtimes", {})
-        for rt in list(runtimes.values() if isinstance(runtimes, dict) else runtimes):
-            rt.clear_caches()
-        for rt in getattr(module, "_runtime", []):
+    fft_exec = sys.modules.get("specux._runtime.fft_exec")
+    if fft_exec is not None:
+        fft_exec.program.cache_clear()
+    runtime = sys.modules.get("kernelkit.runtime")  # loaded with the first device runtime
+    if runtime is not None:
+        for rt in runtime.open_runtimes():
             rt.clear_caches()
 
 
@@ -113,8 +126,8 @@ def autotune(
     ----------
     n : int
         Transform length.
-    dtype : {"float16", "float32", "float64"}
-        Precision (float16 tunes the float32 compute path).
+    dtype : {"float16", "float32", "float64"} or numpy dtype
+        Precision (float16 tunes the float32 compute path); as in :func:`describe`.
     backend : {"opencl", "cuda", "metal"}
         Which generated backend's device to tune on (it must be available).
     batch : int, optional
@@ -130,13 +143,21 @@ def autotune(
     """
     from specux._runtime import fft_exec, tuning
 
-    if dtype not in _PRECISIONS:
-        raise ValueError(f"dtype must be one of {sorted(_PRECISIONS)}; got {dtype!r}")
-    if repeat < 1:
-        raise ValueError(f"repeat must be >= 1; got {repeat}")
+    dtype = _precision(dtype, "autotune")
+    n = _validate.positive_int(n, "n", "autotune")
+    repeat = _validate.positive_int(repeat, "repeat", "autotune")
+    batch = max(1, (1 << 20) // n) if batch is None else _validate.positive_int(batch, "batch", "autotune")
     prec = _PRECISIONS[dtype][0]
+    itemsize = 16 if prec == "f64" else 8
+    # the input, numpy's reference (complex128) and each candidate's result, on the host
+    _memory.check(
+        batch * n * (2 * itemsize + 16),
+        public="autotune",
+        parameter="n" if batch == 1 else "batch",
+        value=n if batch == 1 else batch,
+        detail=f"{batch} transform(s) of n={n}",
+    )
     rt = _runtime_of(backend)
-    batch = max(1, (1 << 20) // n) if batch is None else int(batch)
     rng = np.random.default_rng(0)
     cdtype = np.complex128 if prec == "f64" else np.complex64
     x = (rng.standard_normal((batch, n)) + 1j * rng.standard_normal((batch, n))).astype(cdtype)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from specux import _memory, _validate
 from specux._normalize import normalize
 
 __all__ = ["chroma"]
@@ -56,25 +57,28 @@ def chroma(
     -------
     ndarray, shape (n_chroma, 1 + n_fft // 2), read-only (memoised)
     """
-    if isinstance(n_fft, bool) or not isinstance(n_fft, (int, np.integer)) or n_fft <= 0:
-        raise ValueError(f"n_fft must be a positive integer; got {n_fft!r}")
-    if isinstance(n_chroma, bool) or not isinstance(n_chroma, (int, np.integer)) or n_chroma <= 0:
-        raise ValueError(f"n_chroma must be a positive integer; got {n_chroma!r}")
+    n_fft = _validate.positive_int(n_fft, "n_fft", "chroma")
+    n_chroma = _validate.positive_int(n_chroma, "n_chroma", "chroma")
+    sr = _validate.real(sr, "sr", "chroma")
     if not sr > 0:
-        raise ValueError(f"sr must be > 0; got {sr}")
+        raise ValueError(f"chroma: sr must be > 0; got {sr}")
+    tuning = _validate.real(tuning, "tuning", "chroma")
+    ctroct = _validate.real(ctroct, "ctroct", "chroma")
+    octwidth = _validate.optional_real(octwidth, "octwidth", "chroma")
     if octwidth is not None and not octwidth > 0:
-        raise ValueError(f"octwidth must be > 0 or None; got {octwidth}")
-    return _chroma_cached(
-        float(sr),
-        int(n_fft),
-        int(n_chroma),
-        float(tuning),
-        float(ctroct),
-        None if octwidth is None else float(octwidth),
-        norm,
-        bool(base_c),
-        np.dtype(dtype).name,
+        raise ValueError(f"chroma: octwidth must be > 0 or None; got {octwidth}")
+    if norm is not None:
+        _validate.real(norm, "norm", "chroma", finite=False)
+    base_c = _validate.flag(base_c, "base_c", "chroma")
+    # distances, weights and their normalisation: a few (n_chroma, n_fft) float64 arrays at once
+    _memory.check(
+        6 * 8 * n_chroma * n_fft,
+        public="chroma",
+        parameter="n_chroma" if n_chroma > n_fft else "n_fft",
+        value=n_chroma if n_chroma > n_fft else n_fft,
+        detail=f"a bank of n_chroma={n_chroma} rows over the bins of n_fft={n_fft}",
     )
+    return _chroma_cached(sr, n_fft, n_chroma, tuning, ctroct, octwidth, norm, base_c, np.dtype(dtype).name)
 
 
 @functools.lru_cache(maxsize=64)

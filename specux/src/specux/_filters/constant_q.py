@@ -16,6 +16,7 @@ import numpy as np
 import scipy.fft
 import scipy.signal
 
+from specux import _memory, _validate
 from specux._filters.windows import get_window
 from specux.convert import hz_to_midi, midi_to_hz
 
@@ -122,12 +123,17 @@ def cq_frequencies(
     ndarray, shape (n_bins,), float64
         Frequencies in Hz, ascending.
     """
+    n_bins = _validate.positive_int(n_bins, "n_bins", "cq_frequencies")
+    fmin = _validate.real(fmin, "fmin", "cq_frequencies")
+    # the octaves' multipliers, the ratios, their products and the sorted copy
+    _memory.check(4 * 8 * n_bins, public="cq_frequencies", parameter="n_bins", value=n_bins)
     if isinstance(intervals, str):
         if intervals != "equal":
             raise ValueError(
                 f"intervals must be 'equal' or a sequence of ratios in [1, 2); got {intervals!r} "
                 "(just-intonation presets are not supported)"
             )
+        bins_per_octave = _validate.positive_int(bins_per_octave, "bins_per_octave", "cq_frequencies")
         ratios = 2.0 ** (np.arange(bins_per_octave, dtype=np.float64) / bins_per_octave)
     else:
         ratios = np.asarray(intervals, dtype=np.float64).ravel()
@@ -210,6 +216,9 @@ def wavelet_lengths(
         Highest frequency reached by the bank, in Hz.
     """
     freqs = np.asarray(freqs, dtype=np.float64)
+    sr = _validate.real(sr, "sr", "wavelet_lengths")
+    filter_scale = _validate.real(filter_scale, "filter_scale", "wavelet_lengths")
+    gamma = _validate.optional_real(gamma, "gamma", "wavelet_lengths")
     if filter_scale <= 0:
         raise ValueError(f"filter_scale must be > 0; got {filter_scale}")
     if gamma is not None and gamma < 0:
@@ -302,7 +311,17 @@ def wavelet(
         freqs=freqs, sr=sr, window=window, filter_scale=filter_scale, gamma=gamma, alpha=alpha
     )
     max_len = float(np.max(lengths))
+    pad_fft = _validate.flag(pad_fft, "pad_fft", "wavelet")
     frame = 2 ** math.ceil(math.log2(max_len)) if pad_fft else math.ceil(max_len)
+    # the filters, and each filter's samples, phases and window as it is built
+    _memory.check(
+        freqs.size * frame * np.dtype(dtype).itemsize + 6 * 16 * math.ceil(max_len),
+        public="wavelet",
+        parameter="freqs",
+        value=f"{freqs.size} frequencies from {float(freqs.min()):g} Hz",
+        detail=f"filters of up to {math.ceil(max_len)} samples at sr={sr:g}, filter_scale={filter_scale:g}",
+        advice="raise the lowest frequency (fmin), lower filter_scale or sr, or use fewer bins",
+    )
     out = np.zeros((freqs.size, frame), dtype=dtype)
     for k, (length, freq) in enumerate(zip(lengths, freqs)):
         # sample times -L/2 .. L/2 - 1 in steps of 1 (floor division as in Python's // on floats)
@@ -414,16 +433,11 @@ def constant_q(
 
 
 def _check_bank(*, fmin: float, n_bins: int, bins_per_octave: int) -> None:
+    fmin = _validate.real(fmin, "fmin", "constant_q", finite=False)
     if not np.isfinite(fmin) or fmin <= 0:
         raise ValueError(f"fmin must be a positive frequency in Hz; got {fmin}")
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins <= 0:
-        raise ValueError(f"n_bins must be a positive integer; got {n_bins!r}")
-    if (
-        isinstance(bins_per_octave, bool)
-        or not isinstance(bins_per_octave, (int, np.integer))
-        or bins_per_octave <= 0
-    ):
-        raise ValueError(f"bins_per_octave must be a positive integer; got {bins_per_octave!r}")
+    _validate.positive_int(n_bins, "n_bins", "constant_q")
+    _validate.positive_int(bins_per_octave, "bins_per_octave", "constant_q")
 
 
 def check_nyquist(cutoff: float, sr: float, fmax: float) -> None:
@@ -471,12 +485,24 @@ def cq_to_chroma(
     -------
     ndarray, shape (n_chroma, n_input)
     """
+    n_input = _validate.positive_int(n_input, "n_input", "cq_to_chroma")
+    bins_per_octave = _validate.positive_int(bins_per_octave, "bins_per_octave", "cq_to_chroma")
+    n_chroma = _validate.positive_int(n_chroma, "n_chroma", "cq_to_chroma")
+    base_c = _validate.flag(base_c, "base_c", "cq_to_chroma")
     if bins_per_octave % n_chroma != 0:
         raise ValueError(
             f"bins_per_octave={bins_per_octave} must be an integer multiple of n_chroma={n_chroma}"
         )
+    # one octave's map, its tiling and the rolled copy, in float64, then the cast
+    _memory.check(
+        8 * n_chroma * (3 * n_input + 2 * bins_per_octave),
+        public="cq_to_chroma",
+        parameter="n_input",
+        value=n_input,
+        detail=f"a map of n_chroma={n_chroma} rows over {n_input} constant-Q bins",
+    )
     n_merge = bins_per_octave // n_chroma
-    fmin = c1_hz() if fmin is None else float(fmin)
+    fmin = c1_hz() if fmin is None else _validate.real(fmin, "fmin", "cq_to_chroma")
     one_octave = np.roll(np.repeat(np.eye(n_chroma), n_merge, axis=1), -(n_merge // 2), axis=1)
     n_octaves = math.ceil(n_input / bins_per_octave)
     fold = np.tile(one_octave, n_octaves)[:, :n_input]

@@ -6,6 +6,7 @@ import functools
 
 import numpy as np
 
+from specux import _memory, _validate
 from specux._filters.mel import _linspace_f32, _triangles_f32
 
 __all__ = ["linear"]
@@ -43,15 +44,24 @@ def linear(
 
     Backends: host only (the bank feeds every backend).
     """
-    f_max = float(sr // 2) if f_max is None else float(f_max)
+    sr = _validate.real(sr, "sr", "linear")
     if not sr > 0:
         raise ValueError(f"linear: sr must be positive; got {sr}")
-    if isinstance(n_fft, bool) or not isinstance(n_fft, (int, np.integer)) or n_fft < 1:
-        raise ValueError(f"linear: n_fft must be a positive int; got {n_fft!r}")
-    if isinstance(n_filter, bool) or not isinstance(n_filter, (int, np.integer)) or n_filter < 1:
-        raise ValueError(f"linear: n_filter must be a positive int; got {n_filter!r}")
+    n_fft = _validate.positive_int(n_fft, "n_fft", "linear")
+    n_filter = _validate.positive_int(n_filter, "n_filter", "linear")
+    f_min = _validate.real(f_min, "f_min", "linear")
+    f_max = float(sr // 2) if f_max is None else _validate.real(f_max, "f_max", "linear")
     if not 0 <= f_min < f_max:
         raise ValueError(f"linear: need 0 <= f_min < f_max; got f_min={f_min}, f_max={f_max}")
     if f_max > sr / 2:
         raise ValueError(f"linear: f_max={f_max} Hz is above the Nyquist frequency sr / 2 = {sr / 2} Hz")
-    return _linear_cached(int(sr), int(n_fft), int(n_filter), float(f_min), f_max)
+    # the triangles are built from a few (1 + n_fft // 2, n_filter + 2) float32 arrays at once
+    big_filter = n_filter > n_fft // 2
+    _memory.check(
+        5 * 4 * (n_filter + 2) * (n_fft // 2 + 1),
+        public="linear",
+        parameter="n_filter" if big_filter else "n_fft",
+        value=n_filter if big_filter else n_fft,
+        detail=f"a bank of n_filter={n_filter} filters over the {n_fft // 2 + 1} bins of n_fft={n_fft}",
+    )
+    return _linear_cached(int(sr), n_fft, n_filter, f_min, f_max)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from specux import _memory, _validate
 from specux.convert import hz_to_mel, mel_to_hz
 from specux.errors import EmptyFilterWarning, user_stacklevel
 
@@ -22,21 +24,40 @@ def mel_frequencies(
 ) -> np.ndarray:
     """``n_mels`` frequencies (Hz) equally spaced on the mel scale from ``fmin`` to ``fmax``; shape
     (n_mels,)."""
-    mels = np.linspace(hz_to_mel(float(fmin), htk=htk), hz_to_mel(float(fmax), htk=htk), int(n_mels))
+    n_mels = _validate.positive_int(n_mels, "n_mels", "mel_frequencies", minimum=0)
+    fmin = _validate.real(fmin, "fmin", "mel_frequencies")
+    fmax = _validate.real(fmax, "fmax", "mel_frequencies")
+    htk = _validate.flag(htk, "htk", "mel_frequencies")
+    _memory.check(3 * 8 * n_mels, public="mel_frequencies", parameter="n_mels", value=n_mels)
+    mels = np.linspace(hz_to_mel(fmin, htk=htk), hz_to_mel(fmax, htk=htk), n_mels)
     return np.asarray(mel_to_hz(mels, htk=htk))
 
 
-def _check(sr: float, n_fft: int, n_mels: int, fmin: float, fmax: float) -> None:
+def _check(
+    public: str, sr: Any, n_fft: Any, n_mels: Any, fmin: Any, fmax: Any, htk: Any, top: Callable
+) -> tuple[float, int, int, float, float, bool]:
+    """The bank's arguments checked and converted; ``fmax=None`` becomes ``top(sr)``."""
+    sr = _validate.real(sr, "sr", public)
     if not sr > 0:
-        raise ValueError(f"mel: sr must be positive; got {sr}")
-    if isinstance(n_fft, bool) or not isinstance(n_fft, (int, np.integer)) or n_fft < 1:
-        raise ValueError(f"mel: n_fft must be a positive int; got {n_fft!r}")
-    if isinstance(n_mels, bool) or not isinstance(n_mels, (int, np.integer)) or n_mels < 1:
-        raise ValueError(f"mel: n_mels must be a positive int; got {n_mels!r}")
+        raise ValueError(f"{public}: sr must be positive; got {sr}")
+    n_fft = _validate.positive_int(n_fft, "n_fft", public)
+    n_mels = _validate.positive_int(n_mels, "n_mels", public)
+    fmin = _validate.real(fmin, "fmin", public)
+    fmax = top(sr) if fmax is None else _validate.real(fmax, "fmax", public)
+    htk = _validate.flag(htk, "htk", public)
     if not 0 <= fmin < fmax:
-        raise ValueError(f"mel: need 0 <= fmin < fmax; got fmin={fmin}, fmax={fmax}")
+        raise ValueError(f"{public}: need 0 <= fmin < fmax; got fmin={fmin}, fmax={fmax}")
     if fmax > sr / 2 * (1 + 1e-12):
-        raise ValueError(f"mel: fmax={fmax} Hz is above the Nyquist frequency sr / 2 = {sr / 2} Hz")
+        raise ValueError(f"{public}: fmax={fmax} Hz is above the Nyquist frequency sr / 2 = {sr / 2} Hz")
+    # the triangles are built from a few (n_mels + 2, 1 + n_fft // 2) float64 arrays at once
+    _memory.check(
+        5 * 8 * (n_mels + 2) * (n_fft // 2 + 1),
+        public=public,
+        parameter="n_mels" if n_mels > n_fft // 2 else "n_fft",
+        value=n_mels if n_mels > n_fft // 2 else n_fft,
+        detail=f"a bank of n_mels={n_mels} filters over the {n_fft // 2 + 1} bins of n_fft={n_fft}",
+    )
+    return sr, n_fft, n_mels, fmin, fmax, htk
 
 
 def _warn_empty(weights: np.ndarray, n_mels: int, n_fft: int) -> None:
@@ -72,9 +93,9 @@ def _mel_cached(
 
 
 def _norm_arg(norm: Any) -> Any:
-    if norm is None or norm == "slaney":
+    if norm is None or (isinstance(norm, str) and norm == "slaney"):
         return norm
-    if isinstance(norm, str) or not (isinstance(norm, (int, float)) and (norm > 0 or norm == -np.inf)):
+    if not (_validate.is_number(norm) and (norm > 0 or norm == -np.inf)):
         raise ValueError(
             f"mel: norm must be None, 'slaney' or a positive number (p-norm, np.inf); got {norm!r}"
         )
@@ -119,9 +140,8 @@ def mel(
 
     Backends: host only (the banks feed every backend).
     """
-    fmax = float(sr) / 2 if fmax is None else float(fmax)
-    _check(float(sr), n_fft, n_mels, float(fmin), fmax)
-    weights = _mel_cached(float(sr), int(n_fft), int(n_mels), float(fmin), fmax, bool(htk), _norm_arg(norm))
+    sr, n_fft, n_mels, fmin, fmax, htk = _check("mel", sr, n_fft, n_mels, fmin, fmax, htk, lambda r: r / 2)
+    weights = _mel_cached(sr, n_fft, n_mels, fmin, fmax, htk, _norm_arg(norm))
     _warn_empty(weights, n_mels, n_fft)
     out = weights.astype(dtype, copy=False)
     if out is not weights:
@@ -192,10 +212,11 @@ def mel_torchaudio(
     ``rfftfreq``), everything is computed in float32, ``fmax=None`` means ``sr // 2``, and the defaults are
     torchaudio's (HTK scale, no normalisation). Returns float32, read-only.
     """
-    fmax = float(sr // 2) if fmax is None else float(fmax)
-    _check(float(sr), n_fft, n_mels, float(fmin), fmax)
-    if norm not in (None, "slaney"):
+    sr, n_fft, n_mels, fmin, fmax, htk = _check(
+        "mel_torchaudio", sr, n_fft, n_mels, fmin, fmax, htk, lambda r: float(r // 2)
+    )
+    if not (norm is None or (isinstance(norm, str) and norm == "slaney")):
         raise ValueError(f"mel_torchaudio: norm must be None or 'slaney'; got {norm!r}")
-    weights = _mel_torchaudio_cached(int(sr), int(n_fft), int(n_mels), float(fmin), fmax, bool(htk), norm)
+    weights = _mel_torchaudio_cached(int(sr), n_fft, n_mels, fmin, fmax, htk, norm)
     _warn_empty(weights, n_mels, n_fft)
     return weights

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import scipy.signal
 
+from specux import _memory, _validate
+
 __all__ = ["get_window", "pad_center", "window_for"]
 
 _CACHE_SIZE = 64
@@ -47,9 +49,14 @@ def get_window(window: Any, Nx: int, *, fftbins: bool = True) -> np.ndarray:
     numpy.ndarray, shape (Nx,), float64
         Read-only for named windows (the result is cached); callables and arrays give fresh arrays.
     """
-    if isinstance(Nx, bool) or not isinstance(Nx, (int, np.integer)) or Nx < 1:
+    if isinstance(Nx, bool) or not isinstance(Nx, (int, np.integer)):
+        raise TypeError(f"get_window: Nx must be a positive int; got {Nx!r} of type {type(Nx).__name__}")
+    if Nx < 1:
         raise ValueError(f"get_window: Nx must be a positive int; got {Nx!r}")
     Nx = int(Nx)
+    fftbins = _validate.flag(fftbins, "fftbins", "get_window")
+    # scipy builds the window from a few float64 arrays of Nx points
+    _memory.check(3 * 8 * Nx, public="get_window", parameter="Nx", value=Nx)
     if callable(window):
         out = np.asarray(window(Nx), dtype=np.float64)
         if out.shape != (Nx,):

@@ -15,7 +15,7 @@ from specux._linalg import apply_along_rows
 from specux._torch_hook import torch_route
 from specux._validate import CepstralParams, MelParams
 from specux.convert import _power_to_db_numpy
-from specux.ops.mel import _bank_spectrogram, mel_validate, resolve
+from specux.ops.mel import _bank_bytes, _bank_spectrogram, mel_validate, resolve
 from specux.ops.stft import stft_validate
 
 __all__ = ["lfcc", "mfcc"]
@@ -113,10 +113,11 @@ def mfcc_validate(
     """Validate mfcc arguments (``xb`` is y, or S when ``from_spectrogram``) and resolve the defaults."""
     n_mfcc = _validate.positive_int(resolve(compat, "n_mfcc", n_mfcc), "n_mfcc", "mfcc")
     _dct_args(dct_type, norm, "mfcc")
-    lifter = float(lifter)
+    lifter = _validate.real(lifter, "lifter", "mfcc", finite=False)
     if not lifter >= 0:
         raise ValueError(f"mfcc: lifter must be a non-negative number; got {lifter}")
-    if top_db is not None and top_db < 0:
+    top_db = _validate.optional_real(top_db, "top_db", "mfcc", finite=False)
+    if top_db is not None and not top_db >= 0:
         raise ValueError(f"mfcc: top_db must be non-negative or None; got {top_db}")
     if from_spectrogram:
         dtype = _validate.real_dtype(xb, "mfcc", "S", accepted)
@@ -144,6 +145,8 @@ def mfcc_validate(
             compat=compat,
             accepted=accepted,
             public="mfcc",
+            # the logarithm of the bands (and its floor), then the coefficients
+            frame_items=2 * _validate.positive_int(n_mels, "n_mels", "mfcc") + n_mfcc,
         )
         n_bands = mel_p.basis.shape[0]
         log = "torchaudio_db" if compat == "torchaudio" else "power_to_db"
@@ -285,14 +288,23 @@ def lfcc_validate(
     """Validate lfcc arguments for ``xb`` and resolve the defaults (torchaudio's rules)."""
     _validate.choice(dct_type, "dct_type", "lfcc", (2,))
     _validate.choice(norm, "norm", "lfcc", DCT_NORMS)
+    # sample_rate, f_min and f_max are checked here, so that messages name lfcc's parameters (the bank's
+    # are sr, f_min and f_max)
+    sample_rate = _validate.positive_float(sample_rate, "sample_rate", "lfcc")
+    f_min = _validate.real(f_min, "f_min", "lfcc")
+    f_max = _validate.optional_real(f_max, "f_max", "lfcc")
+    log_lf = _validate.flag(log_lf, "log_lf", "lfcc")
     n_filter = _validate.positive_int(n_filter, "n_filter", "lfcc")
     n_lfcc = _validate.positive_int(n_lfcc, "n_lfcc", "lfcc")
     if n_lfcc > n_filter:
         raise ValueError(f"lfcc: n_lfcc={n_lfcc} must be <= n_filter={n_filter}")
+    power = _validate.positive_float(power, "power", "lfcc")
+    n_fft = _validate.positive_int(n_fft, "n_fft", "lfcc")
     if hop_length is None:
         hop_length = max(
             _validate.positive_int(n_fft if win_length is None else win_length, "win_length", "lfcc") // 2, 1
         )
+    item = np.dtype(_validate.real_dtype(xb, "lfcc", "waveform", accepted)).itemsize
     stft_p = stft_validate(
         xb,
         n_fft=n_fft,
@@ -303,8 +315,11 @@ def lfcc_validate(
         pad_mode=pad_mode,
         output="complex",
         accepted=accepted,
+        public="lfcc",
+        # the bands, their logarithm (and its floor), the coefficients; the bank
+        frame_items=3 * n_filter + n_lfcc,
+        extra_bytes=_bank_bytes(n_filter, n_fft, item),
     )
-    power = _validate.positive_float(power, "power", "lfcc")
     basis = linear_bank(sr=sample_rate, n_fft=n_fft, n_filter=n_filter, f_min=f_min, f_max=f_max)
     mel_p = MelParams(stft_p, power, basis, stft_p.dtype)
     dct = dct_matrix(n_lfcc, n_filter, 2, norm, 0.0)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from specux import _arrays
+from specux import _arrays, _validate
 from specux._dispatch import prepare
 from specux._filters.chroma import chroma as chroma_filter
 from specux._filters.constant_q import cq_to_chroma
@@ -79,6 +79,17 @@ def chroma_stft(
     """
     src = y if S is None else S
     prepare(src, backend, "stft", "chroma_stft")  # served wherever stft is
+    # every parameter before any work, so that messages name chroma_stft's own (the tuning estimate's
+    # bins_per_octave is n_chroma here)
+    sr = _validate.positive_float(sr, "sr", "chroma_stft")
+    n_chroma = _validate.positive_int(n_chroma, "n_chroma", "chroma_stft")
+    tuning = _validate.optional_real(tuning, "tuning", "chroma_stft")
+    ctroct = _validate.real(ctroct, "ctroct", "chroma_stft")
+    octwidth = _validate.optional_real(octwidth, "octwidth", "chroma_stft")
+    if octwidth is not None and not octwidth > 0:
+        raise ValueError(f"chroma_stft: octwidth must be > 0 or None; got {octwidth}")
+    base_c = _validate.flag(base_c, "base_c", "chroma_stft")
+    _check_norm(norm, "chroma_stft")
     if y is not None and S is None:
         _check_real_signal(y, "chroma_stft")
     power, n_fft = magnitude_spectrogram(
@@ -164,11 +175,15 @@ def chroma_cqt(
         raise ValueError(
             f"chroma_cqt: cqt_mode must be 'full' (the hybrid transform is not offered); got {cqt_mode!r}"
         )
-    if isinstance(n_chroma, bool) or not isinstance(n_chroma, (int, np.integer)) or n_chroma <= 0:
-        raise ValueError(f"chroma_cqt: n_chroma must be a positive integer; got {n_chroma!r}")
+    sr = _validate.positive_float(sr, "sr", "chroma_cqt")
+    n_chroma = _validate.positive_int(n_chroma, "n_chroma", "chroma_cqt")
+    fmin = _validate.optional_real(fmin, "fmin", "chroma_cqt")
+    threshold = _validate.optional_real(threshold, "threshold", "chroma_cqt", finite=False)
+    tuning = _validate.optional_real(tuning, "tuning", "chroma_cqt")
+    _check_norm(norm, "chroma_cqt")
     if bins_per_octave is None:
         bins_per_octave = n_chroma
-    elif bins_per_octave % n_chroma != 0:
+    elif _validate.positive_int(bins_per_octave, "bins_per_octave", "chroma_cqt") % n_chroma != 0:
         raise ValueError(
             f"chroma_cqt: bins_per_octave={bins_per_octave} must be an integer multiple of "
             f"n_chroma={n_chroma}"
@@ -176,8 +191,7 @@ def chroma_cqt(
     if C is None:
         if y is None:
             raise ValueError("chroma_cqt: pass either y (a signal) or C (a constant-Q magnitude spectrogram)")
-        if isinstance(n_octaves, bool) or not isinstance(n_octaves, (int, np.integer)) or n_octaves <= 0:
-            raise ValueError(f"chroma_cqt: n_octaves must be a positive integer; got {n_octaves!r}")
+        n_octaves = _validate.positive_int(n_octaves, "n_octaves", "chroma_cqt")
         mag = np.abs(
             _arrays.to_numpy(
                 cqt(
@@ -201,6 +215,15 @@ def chroma_cqt(
     if threshold is not None:
         chroma[chroma < threshold] = 0.0
     return _arrays.like(normalize(chroma, norm=norm, axis=-2), src)
+
+
+def _check_norm(norm: Any, public: str) -> None:
+    """norm: None, inf, -inf, 0 or a positive number (checked before any work; normalize checks it late)."""
+    if norm is None:
+        return
+    value = _validate.real(norm, "norm", public, finite=False)
+    if not (value >= 0 or value == -np.inf):
+        raise ValueError(f"{public}: norm must be None, inf, -inf, 0 or a positive number; got {norm!r}")
 
 
 def _check_real_signal(y: Any, public: str) -> None:

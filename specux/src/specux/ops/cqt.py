@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import math
-import numbers
 import os
 import queue
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from specux import _arrays, _validate
+from specux import _arrays, _memory, _validate
 from specux._dispatch import prepare
 from specux._filters import constant_q as cqf
 from specux._resample import SOXR_QUALITIES, StreamDownsampler, check_res_type, downsample
@@ -743,56 +742,99 @@ def validate_vqt(y: Any, public: str, **kw: Any) -> tuple[np.ndarray, VqtParams]
     if isinstance(intervals, str):
         bpo = _validate.positive_int(kw["bins_per_octave"], "bins_per_octave", public)
     else:
-        intervals = tuple(float(r) for r in np.asarray(intervals, dtype=np.float64).ravel())
+        ratios = np.asarray(intervals)
+        if ratios.dtype.kind not in "iuf":
+            raise TypeError(
+                f"{public}: intervals must be 'equal' or a sequence of numbers (ratios in [1, 2)); got "
+                f"{intervals!r}"
+            )
+        intervals = tuple(float(r) for r in ratios.astype(np.float64).ravel())
         bpo = len(intervals)
         if bpo == 0:
             raise ValueError(
                 f"{public}: intervals must be 'equal' or a non-empty sequence of ratios in [1, 2)"
             )
-    gamma = kw["gamma"]
-    if gamma is not None and not (_is_real(gamma) and math.isfinite(gamma) and gamma >= 0):
-        raise ValueError(f"{public}: gamma must be a number >= 0 (Hz) or None; got {gamma!r}")
+    gamma = _validate.optional_real(kw["gamma"], "gamma", public)
+    if gamma is not None and not gamma >= 0:
+        raise ValueError(f"{public}: gamma must be a number >= 0 (Hz) or None; got {kw['gamma']!r}")
     filter_scale = _validate.positive_float(kw["filter_scale"], "filter_scale", public)
-    sparsity = kw["sparsity"]
-    if not (_is_real(sparsity) and 0 <= sparsity < 1):
-        raise ValueError(f"{public}: sparsity must be a number in [0, 1); got {sparsity!r}")
+    sparsity = _validate.real(kw["sparsity"], "sparsity", public)
+    if not 0 <= sparsity < 1:
+        raise ValueError(f"{public}: sparsity must be a number in [0, 1); got {kw['sparsity']!r}")
     norm = kw["norm"]
-    if norm is not None and not (_is_real(norm) and (norm >= 0 or norm == -np.inf)):
+    if norm is not None and not (_validate.real(norm, "norm", public, finite=False) >= 0 or norm == -np.inf):
         raise ValueError(f"{public}: norm must be None, inf, -inf, 0 or a positive number; got {norm!r}")
+    scale = _validate.flag(kw["scale"], "scale", public)
     _validate.choice(kw["pad_mode"], "pad_mode", public, _validate.PAD_MODES)
     res_type = kw["res_type"]
     if res_type is not None:
         check_res_type(res_type)
-    fmin = cqf.c1_hz() if kw["fmin"] is None else kw["fmin"]
-    if not (_is_real(fmin) and math.isfinite(fmin) and fmin > 0):
-        raise ValueError(f"{public}: fmin must be a positive frequency in Hz; got {fmin!r}")
+    fmin = cqf.c1_hz() if kw["fmin"] is None else _validate.real(kw["fmin"], "fmin", public)
+    if not fmin > 0:
+        raise ValueError(f"{public}: fmin must be a positive frequency in Hz; got {kw['fmin']!r}")
     tuning = kw["tuning"]
     if tuning is None:
         tuning = estimate_tuning(x, sr=sr, bins_per_octave=bpo)
-    elif not (_is_real(tuning) and math.isfinite(tuning)):
-        raise ValueError(f"{public}: tuning must be a finite number of bins or None; got {tuning!r}")
+    else:
+        tuning = _validate.real(tuning, "tuning", public)
     params = VqtParams(
-        sr=float(sr),
+        sr=sr,
         hop_length=hop,
-        fmin=float(fmin) * 2.0 ** (float(tuning) / bpo),
+        fmin=fmin * 2.0 ** (tuning / bpo),
         n_bins=n_bins,
         intervals=intervals,
-        gamma=None if gamma is None else float(gamma),
+        gamma=gamma,
         bins_per_octave=bpo,
         filter_scale=filter_scale,
         norm=norm,
-        sparsity=float(sparsity),
+        sparsity=sparsity,
         window=kw["window"],
-        scale=bool(kw["scale"]),
+        scale=scale,
         pad_mode=kw["pad_mode"],
         res_type=res_type,
         dtype=_output_dtype(kw["dtype"], x, public),
     )
+    _check_memory(x.shape, params, public)
     return x, params
 
 
-def _is_real(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+def _check_memory(shape: tuple[int, ...], p: VqtParams, public: str) -> None:
+    """The memory guard of a vqt: the output, the signals of the octaves and every octave's filters (built in
+    complex128, then kept as frame weights), before anything is allocated."""
+    plan = vqt_plan(p)
+    item = np.dtype(p.dtype).itemsize  # complex
+    rows, n = _memory.product(shape[:-1]), shape[-1]
+    n_ffts, kept, build = [], 0, 0
+    for octave in plan.octaves:
+        longest = float(np.max(plan.lengths[octave.rows])) * octave.sr / plan.sr
+        n_fft = 2 ** max(0, math.ceil(math.log2(max(longest, 1.0))))
+        k = octave.rows.stop - octave.rows.start
+        n_ffts.append((None, n_fft))
+        kept += 2 * k * n_fft * item
+        build = max(build, 5 * k * n_fft * 16)
+    n_frames = output_frames(n, plan, n_ffts)
+    out = rows * p.n_bins * n_frames * item
+    signals = rows * n * item  # the rows in the real precision and their halvings
+    filters = kept + build
+    detail = f"{p.n_bins} bins x {n_frames} frames for {rows} signal(s) of {n} samples"
+    common = {"public": public, "detail": detail}
+    if out >= filters:
+        _memory.check(
+            out + signals + filters,
+            parameter="hop_length",
+            value=p.hop_length,
+            advice="use a larger hop_length or fewer n_bins",
+            **common,
+        )
+    else:
+        _memory.check(
+            out + signals + filters,
+            parameter="fmin",
+            value=round(p.fmin, 6),
+            advice=f"raise fmin, lower filter_scale or use a lower sr (the longest filter is "
+            f"{max(nf for _, nf in n_ffts)} samples)",
+            **common,
+        )
 
 
 def _vqt_frontend(y: Any, public: str, *, backend: str, **kw: Any) -> Any:

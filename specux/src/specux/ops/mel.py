@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from specux import _dispatch, _validate
+from specux import _dispatch, _memory, _validate
 from specux._filters.mel import mel as mel_bank
 from specux._filters.mel import mel_torchaudio
 from specux._linalg import apply_along_rows
@@ -79,12 +79,20 @@ def mel_validate(
     compat: str | None,
     accepted: tuple[str, ...] = _validate.CPU_DTYPES,
     public: str = "melspectrogram",
+    frame_items: int = 0,
 ) -> MelParams:
-    """Validate melspectrogram arguments (``x`` is y, or S when ``from_spectrogram``) and resolve defaults."""
+    """Validate melspectrogram arguments (``x`` is y, or S when ``from_spectrogram``) and resolve defaults.
+
+    ``frame_items``: real values per frame and signal that the caller keeps besides the bands (mfcc's
+    logarithm and coefficients), for the memory guard.
+    """
     sr = _validate.positive_float(resolve(compat, "sr", sr), "sr", public)
     power = _validate.positive_float(power, "power", public)
-    htk = bool(resolve(compat, "htk", htk))
+    htk = resolve(compat, "htk", _validate.optional_flag(htk, "htk", public))
     norm = resolve(compat, "norm", norm)
+    fmin = _validate.real(fmin, "fmin", public)
+    fmax = _validate.optional_real(fmax, "fmax", public)
+    n_mels = _validate.positive_int(n_mels, "n_mels", public)
     if from_spectrogram:
         dtype = _validate.real_dtype(x, public, "S", accepted)
         _validate.nonempty(tuple(x.shape), public, "S", min_ndim=2)
@@ -97,6 +105,15 @@ def mel_validate(
         n_fft, stft_p = n_fft_s, None
         if n_fft < 1:
             raise ValueError(f"{public}: S must have at least 2 frequency bins; got shape {tuple(x.shape)}")
+        item = np.dtype(dtype).itemsize
+        _memory.check(
+            _memory.product(x.shape[:-2]) * x.shape[-1] * (n_mels + frame_items) * item
+            + _bank_bytes(n_mels, n_fft, item),
+            public=public,
+            parameter="n_mels",
+            value=n_mels,
+            detail=f"{n_mels} bands of {x.shape[-1]} frames for S of shape {tuple(x.shape)}",
+        )
     else:
         n_fft = resolve(compat, "n_fft", n_fft)
         if hop_length is None:
@@ -105,6 +122,8 @@ def mel_validate(
                 hop_length = max(_validate.positive_int(win, "win_length", public) // 2, 1)
             else:
                 hop_length = 512
+        n_fft_checked = _validate.positive_int(n_fft, "n_fft", public)
+        item = np.dtype(_validate.real_dtype(x, public, "y", accepted)).itemsize
         stft_p = stft_validate(
             x,
             n_fft=n_fft,
@@ -115,9 +134,12 @@ def mel_validate(
             pad_mode=resolve(compat, "pad_mode", pad_mode),
             output="complex",
             accepted=accepted,
+            public=public,
+            # the bands of every frame, and the bank (kept in float64, cast and transposed)
+            frame_items=n_mels + frame_items,
+            extra_bytes=_bank_bytes(n_mels, n_fft_checked, item),
         )
         dtype = stft_p.dtype
-    n_mels = _validate.positive_int(n_mels, "n_mels", public)
     if compat == "torchaudio":
         if sr != int(sr):
             raise ValueError(f"{public}: compat='torchaudio' needs an integer sr; got {sr}")
@@ -129,6 +151,12 @@ def mel_validate(
             sr=sr, n_fft=n_fft, n_mels=n_mels, fmin=fmin, fmax=fmax, htk=htk, norm=norm, dtype=np.float64
         )
     return MelParams(stft_p, power, basis, dtype)
+
+
+def _bank_bytes(n_bands: int, n_fft: int, itemsize: int) -> int:
+    """Bytes of a filter bank of ``n_bands`` rows over ``1 + n_fft // 2`` bins as the transforms keep it:
+    float64, plus a cast and a transposed copy in the computing precision."""
+    return n_bands * (n_fft // 2 + 1) * (8 + 2 * itemsize)
 
 
 @torch_route("melspectrogram", inputs=("y", "S"))

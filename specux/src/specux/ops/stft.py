@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -9,11 +10,11 @@ import numpy as np
 import scipy.fft
 from numpy.lib.stride_tricks import sliding_window_view
 
-from specux import _dispatch, _validate
+from specux import _arrays, _dispatch, _validate
 from specux._threads import for_each
 from specux._torch_hook import torch_route
 from specux._validate import IstftParams, StftParams
-from specux.errors import NolaError
+from specux.errors import NolaError, user_stacklevel
 
 __all__ = ["istft", "stft"]
 
@@ -274,9 +275,16 @@ def stft_validate(
     pad_mode: str = "constant",
     output: str = "complex",
     accepted: tuple[str, ...] = _validate.CPU_DTYPES,
+    public: str = "stft",
+    frame_items: int | None = None,
+    extra_bytes: int = 0,
 ) -> StftParams:
-    """Validate stft arguments for input ``y`` (any array library) and resolve the defaults."""
-    precision = _validate.real_dtype(y, "stft", "y", accepted, override=dtype)
+    """Validate stft arguments for input ``y`` (any array library) and resolve the defaults.
+
+    ``public``, ``frame_items`` and ``extra_bytes`` are those of :func:`specux._validate.stft_params`: the
+    name in messages and what a feature built on the frames keeps (for the memory guard).
+    """
+    precision = _validate.real_dtype(y, public, "y", accepted, override=dtype)
     return _validate.stft_params(
         tuple(y.shape),
         precision,
@@ -287,6 +295,9 @@ def stft_validate(
         center=center,
         pad_mode=pad_mode,
         output=output,
+        public=public,
+        frame_items=frame_items,
+        extra_bytes=extra_bytes,
     )
 
 
@@ -384,6 +395,16 @@ def istft_validate(
     precision = _validate.real_dtype(
         stft_matrix, "istft", "stft_matrix", accepted, allow_complex=True, override=dtype
     )
+    got = _arrays.real_dtype_name(stft_matrix)
+    if not got.startswith("complex"):
+        # librosa 0.11 takes it silently; a magnitude spectrogram passed by mistake would go unnoticed
+        warnings.warn(
+            f"istft: stft_matrix is real ({got}), not complex, so it is taken as a spectrum with zero phase "
+            "(a magnitude spectrogram does not invert that way: pass the complex stft, or estimate the phase "
+            "first); to mean zero phase, pass it as complex (stft_matrix.astype(np.complex64))",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
     return _validate.istft_params(
         tuple(stft_matrix.shape),
         precision,

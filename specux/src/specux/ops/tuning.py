@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from specux import _arrays
+from specux import _arrays, _memory, _validate
 from specux._dispatch import prepare
 from specux.ops.stft import stft
 
@@ -45,14 +45,7 @@ def pitch_tuning(frequencies: Any, *, resolution: float = 0.01, bins_per_octave:
     Backends: cpu (numpy arrays and torch CPU tensors). Autograd / torch.compile: not applicable (returns a
     Python float).
     """
-    if not 0 < resolution < 1:
-        raise ValueError(f"pitch_tuning: resolution must be in (0, 1); got {resolution!r}")
-    if (
-        isinstance(bins_per_octave, bool)
-        or not isinstance(bins_per_octave, (int, np.integer))
-        or bins_per_octave <= 0
-    ):
-        raise ValueError(f"pitch_tuning: bins_per_octave must be a positive integer; got {bins_per_octave!r}")
+    resolution, bins_per_octave = _check_grid(resolution, bins_per_octave, "pitch_tuning")
     freqs = np.atleast_1d(_arrays.to_numpy(frequencies))
     freqs = freqs[freqs > 0]
     if freqs.size == 0:
@@ -66,6 +59,23 @@ def pitch_tuning(frequencies: Any, *, resolution: float = 0.01, bins_per_octave:
     edges = np.linspace(-0.5, 0.5, math.ceil(1.0 / resolution) + 1)
     counts, _ = np.histogram(residual, edges)
     return float(edges[np.argmax(counts)])
+
+
+def _check_grid(resolution: Any, bins_per_octave: Any, public: str) -> tuple[float, int]:
+    """resolution in (0, 1) and bins_per_octave >= 1, checked (and the histogram's size guarded)."""
+    resolution = _validate.real(resolution, "resolution", public)
+    if not 0 < resolution < 1:
+        raise ValueError(f"{public}: resolution must be in (0, 1); got {resolution!r}")
+    bins_per_octave = _validate.positive_int(bins_per_octave, "bins_per_octave", public)
+    # the histogram's edges and counts
+    _memory.check(
+        16 * (math.ceil(1.0 / resolution) + 1),
+        public=public,
+        parameter="resolution",
+        value=resolution,
+        advice="use a larger resolution",
+    )
+    return resolution, bins_per_octave
 
 
 def _parabolic_shift(S: np.ndarray) -> np.ndarray:
@@ -185,12 +195,25 @@ def piptrack(
     """
     src = y if S is None else S
     prepare(src, backend, "stft", "piptrack")  # served wherever stft is
+    sr = _validate.positive_float(sr, "sr", "piptrack")
+    fmin = _validate.real(fmin, "fmin", "piptrack", finite=False)
+    fmax = _validate.real(fmax, "fmax", "piptrack", finite=False)
+    threshold = _validate.real(threshold, "threshold", "piptrack", finite=False)
     S_, n_fft = magnitude_spectrogram(
         y, S, n_fft, hop_length, win_length, window, center, pad_mode, 1.0, "piptrack"
     )
+    # the gradient, shift, peaks and the two results: about ten arrays the size of the spectrogram
+    _memory.check(
+        10 * S_.nbytes,
+        public="piptrack",
+        parameter="n_fft",
+        value=n_fft,
+        detail=f"peak picking on a spectrogram of shape {S_.shape}",
+        advice="use a smaller n_fft or a larger hop_length, or pass a shorter signal",
+    )
     S_ = np.abs(S_)
     fmin = max(fmin, 0.0)
-    fmax = min(fmax, float(sr) / 2)
+    fmax = min(fmax, sr / 2)
     freqs = np.fft.rfftfreq(n_fft, d=1.0 / sr)
 
     slope = np.gradient(S_, axis=-2)
@@ -254,6 +277,7 @@ def estimate_tuning(
     Backends: cpu (numpy arrays and torch CPU tensors). Autograd / torch.compile: not applicable (returns a
     Python float).
     """
+    _check_grid(resolution, bins_per_octave, "estimate_tuning")
     pitch, mag = piptrack(y, sr=sr, S=S, n_fft=n_fft, backend=backend, **piptrack_kwargs)
     pitch, mag = _arrays.to_numpy(pitch), _arrays.to_numpy(mag)
     voiced = pitch > 0
