@@ -48,11 +48,14 @@ def step_env(out: Path) -> int:
     rows = [vars(b) for b in specux.backends()]
     info["backends"] = rows
     try:
-        from specux._runtime import cuda as rt
+        import kernelkit
+        from kernelkit import cuda as rt
 
+        info["kernelkit_devices"] = [vars(d) for d in kernelkit.devices()]
         info["nvrtc"] = rt.nvrtc_version()
+        info["nvrtc_probe"] = {arch: rt.nvrtc_probe(arch) for arch in ("sm_80", "sm_90", "sm_100")}
         r = rt.runtime(0)
-        info["device"] = {"name": r.name, "arch": r.sm}
+        info["device"] = {"name": r.device_name, "arch": r.sm}
     except Exception as exc:
         info["cuda_runtime_error"] = f"{type(exc).__name__}: {exc}"
     print(json.dumps(info, indent=2, default=str))

@@ -4,7 +4,7 @@
 #
 #   bash scripts/dev/gpu_check.sh            # results in $OUT (if set) or ./gpu-check-results
 #
-# Needs nothing downloaded: specux runs from this checkout (PYTHONPATH), NVRTC comes from the CUDA toolkit or
+# Needs nothing downloaded: kernelkit and specux run from this checkout (PYTHONPATH), NVRTC comes from the CUDA toolkit or
 # from torch's nvidia-cuda-nvrtc wheel. Steps: environment and backend report, FFT conformance on the GPU against
 # numpy (numpy, torch and cupy inputs; float32 / float64 / half), CUDA gradients of the FFT ops against the
 # CPU's, then timings against torch.fft (cuFFT).
@@ -14,8 +14,8 @@ cd "$(dirname "$0")/../.."
 RESULTS="${OUT:-$PWD/gpu-check-results}"
 mkdir -p "$RESULTS"
 PY="${PYTHON:-python3}"
-export PYTHONPATH="$PWD/specux/src${PYTHONPATH:+:$PYTHONPATH}"
-export SPECUX_CACHE_DIR="$RESULTS/kernel-cache"
+export PYTHONPATH="$PWD/kernelkit/src:$PWD/specux/src${PYTHONPATH:+:$PYTHONPATH}"
+export KERNELKIT_CACHE_DIR="$RESULTS/kernel-cache"
 # NVRTC from the toolkit when cuda.pathfinder does not find the wheel
 if [ -d /usr/local/cuda/lib64 ]; then export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
 

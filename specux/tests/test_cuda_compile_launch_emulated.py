@@ -1,12 +1,13 @@
 """The CUDA backend's host path, end to end, against an emulated driver: nothing here runs on a GPU.
 
-NVRTC really compiles every kernel to a cubin. The driver API (``cuda.bindings.driver``) is replaced by a
-small emulation whose "device memory" is host memory and whose ``cuLaunchKernel`` decodes the
-``kernelParams`` array as the driver does (an array of pointers to each argument's bytes) and runs the same
-kernel spec's OpenCL build on PoCL with those arguments. This checks specux's side of the launch path: pinned
-staging, the copies, table uploads, scratch allocation, the argument array (order, pointer values, scalar
-types and sizes) and the grid. It cannot check the real driver, which only scripts/dev/gpu_check.sh on a GPU
-can.
+NVRTC really compiles every kernel to a cubin. The driver API (``cuda.bindings.driver``, as kernelkit's CUDA
+runtime calls it) is replaced by a small emulation whose "device memory" is host memory and whose
+``cuLaunchKernel`` decodes the ``kernelParams`` array as the driver does (an array of pointers to each
+argument's bytes) and runs the same kernel spec's OpenCL build on PoCL with those arguments. This checks
+specux's and kernelkit's side of the launch path: pinned staging, the copies, table uploads, scratch
+allocation, the argument array (order, pointer values, scalar types and sizes), the grid and the block, and
+the release of the runtime's objects on close. It cannot check the real driver, which only
+scripts/dev/gpu_check.sh on a GPU can.
 """
 
 # the emulation must use the driver API's own names (cuLaunchKernel, CUstream_flags, ...)
@@ -20,15 +21,12 @@ import enum
 import numpy as np
 import pytest
 
-try:
-    import cuda.bindings  # noqa: F401 - availability probe
+from kernelkit import cuda as cuda_rt
+from kernelkit.dialects import OPENCL
+from kernelkit.program import LaunchConfig
+from specux._codegen import render
 
-    from specux._runtime import cuda as cuda_rt
-
-    cuda_rt.nvrtc_version()
-    missing = None
-except Exception as exc:
-    missing = f"{type(exc).__name__}: {exc}"
+missing = cuda_rt.nvrtc_probe("sm_90")
 
 pytestmark = pytest.mark.skipif(missing is not None, reason=f"NVRTC unavailable: {missing}")
 
@@ -58,6 +56,7 @@ class _Driver:
         self.functions: dict[int, object] = {}  # id(function handle) -> kernel spec, filled by the test
         self.cl = opencl_rt
         self.launches = 0
+        self.released: list[str] = []
 
     def _new(self, nbytes):
         block = np.zeros(int(nbytes) + 64, np.uint8)
@@ -90,6 +89,14 @@ class _Driver:
         return self.ok, "stream"
 
     def cuStreamSynchronize(self, stream):
+        return (self.ok,)
+
+    def cuStreamDestroy(self, stream):
+        self.released.append("stream")
+        return (self.ok,)
+
+    def cuDevicePrimaryCtxRelease(self, device):
+        self.released.append("context")
         return (self.ok,)
 
     def cuMemAllocAsync(self, nbytes, stream):
@@ -132,8 +139,10 @@ class _Driver:
     def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         import pyopencl as cl
 
+        from specux._runtime import fft_exec
+
         spec = self.functions[id(function)]
-        handle, ks = self.cl.kernel(spec)
+        ks = render(spec, OPENCL)
         assert (gy, gz, by, bz, shared, extra) == (1, 1, 1, 1, 0, 0) and bx == ks.block
         pointers = np.frombuffer((ctypes.c_uint64 * len(ks.params)).from_address(int(params)), np.uint64)
         args = []
@@ -145,7 +154,8 @@ class _Driver:
             else:
                 raw = (ctypes.c_uint8 * _SIZES[p.kind]).from_address(int(where))
                 args.append(np.frombuffer(raw, _TYPES[p.kind])[0].item())
-        self.cl.launch(handle, ks, gx, args)
+        program = fft_exec.program(spec, OPENCL)
+        self.cl.launch(self.cl.kernel(program, ks.name), LaunchConfig((gx,), (bx,)), args)
         self.cl.synchronize()
         for a in args:
             if isinstance(a, cl.Buffer):
@@ -158,24 +168,40 @@ class _Driver:
 def emulated(require_backend, monkeypatch, tmp_path):
     import cuda.bindings
 
+    from kernelkit.opencl import OpenCLRuntime
     from specux._backends import cuda as cuda_backend
-    from specux._runtime.opencl import OpenCLRuntime
+    from specux._runtime import fft_exec
 
     opencl = require_backend("opencl")
-    monkeypatch.setenv("SPECUX_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("KERNELKIT_CACHE_DIR", str(tmp_path))
     driver = _Driver(OpenCLRuntime(opencl.runtime.device, ("-cl-opt-disable",)))
     monkeypatch.setattr(cuda_rt, "cu", driver)
     monkeypatch.setattr(cuda.bindings, "driver", driver)
-    monkeypatch.setattr(cuda_rt, "_runtimes", {})
-    original = cuda_rt.CudaRuntime.kernel
+    runtimes: dict = {}
+    monkeypatch.setattr(cuda_rt, "_runtimes", runtimes)
+    specs: dict[int, object] = {}  # id(CUDA program) -> the kernel spec it renders
+    program = fft_exec.program
 
-    def kernel(self, spec):
-        handle, ks = original(self, spec)
-        driver.functions[id(handle[1])] = spec
-        return handle, ks
+    def program_of(spec, dialect):
+        prog = program(spec, dialect)
+        specs[id(prog)] = spec
+        return prog
 
-    monkeypatch.setattr(cuda_rt.CudaRuntime, "kernel", kernel)
-    return cuda_backend.CudaBackend(), driver
+    monkeypatch.setattr(fft_exec, "program", program_of)
+    compile_ = cuda_rt.CudaRuntime.compile
+
+    def compile_and_register(self, prog):
+        code = compile_(self, prog)
+        for kernel in code.kernels.values():
+            driver.functions[id(kernel.handle)] = specs[id(prog)]
+        return code
+
+    monkeypatch.setattr(cuda_rt.CudaRuntime, "compile", compile_and_register)
+    yield cuda_backend.CudaBackend(), driver
+    # close the emulated runtimes while the emulation is still in place
+    for rt in runtimes.values():
+        rt.close()
+    driver.cl.close()
 
 
 def _err(got, want):
@@ -200,3 +226,6 @@ def test_numpy_path_through_the_emulated_driver(emulated):
     got = backend.r2c(h, 1, 1.0)
     assert got.dtype == np.complex64 and _err(got, np.fft.rfft(h.astype(np.float64))) <= 1e-5
     assert driver.launches >= 12
+    rt = backend.runtime
+    rt.close()
+    assert driver.released == ["stream", "context"]

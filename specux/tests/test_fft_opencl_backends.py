@@ -59,3 +59,64 @@ def test_opencl_serves_the_fft_family(require_backend):
     assert backend.name == "opencl" and "fft" in backend.ops
     assert {"float16", "float32"} <= backend.dtypes
     assert not backend.owns(np.ones(3))
+
+
+@pytest.fixture
+def fresh_opencl(monkeypatch, tmp_path):
+    """kernelkit.opencl and specux's registry with no verdicts yet, and an empty kernel cache; the real
+    verdicts and runtimes (which other tests use) come back afterwards."""
+    pytest.importorskip("pyopencl")
+    from kernelkit import opencl
+    from specux._backends import registry
+
+    for name, value in (("_reports", None), ("_probe_failure", None), ("_devices", {}), ("_runtimes", {})):
+        monkeypatch.setattr(opencl, name, value)
+    monkeypatch.setattr(registry, "_probed", {})
+    monkeypatch.setenv("KERNELKIT_CACHE_DIR", str(tmp_path))
+    yield opencl
+    for rt in opencl._runtimes.values():
+        rt.close()
+
+
+def _host_fft_runs_on(backend_name: str) -> None:
+    from specux._backends import registry
+
+    x = np.random.default_rng(4).standard_normal((2, 32)).astype(np.complex64)
+    assert registry.select(x, "auto", "fft").name == backend_name
+    got = sfft.fft(x)
+    assert np.linalg.norm(got - np.fft.fft(x)) / np.linalg.norm(np.fft.fft(x)) <= 1e-5
+
+
+def test_a_device_whose_build_fails_makes_opencl_unavailable_with_the_reason(fresh_opencl, monkeypatch):
+    """The wheel's PoCL on an AMD Zen 5 lists the processor and fails every build; specux must say opencl
+    cannot run, and why, instead of failing mid-run."""
+    opencl = fresh_opencl
+    log = "error: unknown target CPU 'generic'"
+
+    def fail_build(self, program):
+        return False, None, log
+
+    def fail_load(self, binary, program):
+        raise AssertionError("nothing was cached, so nothing can be loaded")
+
+    monkeypatch.setattr(opencl.OpenCLRuntime, "_build", fail_build)
+    monkeypatch.setattr(opencl.OpenCLRuntime, "_load", fail_load)
+    reason = opencl.probe()
+    assert reason is not None and log in reason and "pocl-opencl-icd" in reason
+    row = _rows()["opencl"]
+    assert not row.available and row.unavailable_reason == reason and row.ops == ()
+    with pytest.raises(BackendUnavailableError, match="unknown target CPU") as info:
+        sfft.fft(np.ones(8, np.complex64), backend="opencl")
+    assert info.value.reason == reason
+    _host_fft_runs_on("cuda" if _rows()["cuda"].available else "cpu")
+
+
+@pytest.mark.parametrize("value", ["7:3", "first"])
+def test_an_opencl_device_variable_naming_no_device_is_a_reason_not_a_move(fresh_opencl, monkeypatch, value):
+    monkeypatch.setenv("KERNELKIT_OPENCL_DEVICE", value)
+    reason = fresh_opencl.probe()
+    assert reason is not None and f"KERNELKIT_OPENCL_DEVICE={value!r}" in reason
+    row = _rows()["opencl"]
+    assert not row.available and row.unavailable_reason == reason
+    with pytest.raises(BackendUnavailableError, match="KERNELKIT_OPENCL_DEVICE"):
+        sfft.fft(np.ones(8, np.complex64), backend="opencl")

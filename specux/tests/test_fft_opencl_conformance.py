@@ -5,11 +5,9 @@ so the bound measures specux's own rounding: 1e-5 for float32, 1e-12 for float64
 
 Cost: every length is its own kernel, and PoCL spends about 0.4 s building a program plus 1-1.5 s generating
 code at a kernel's first launch. The sweeps therefore build with ``-cl-opt-disable``
-(``SPECUX_OPENCL_OPTIONS``),
-which cuts the first-launch cost about sixfold; the same sources built with the default options are
-spot-checked
-in :func:`test_default_build_options_spot_check`. Kernels are reused across tests through the runtime's
-caches.
+(``KERNELKIT_OPENCL_OPTIONS``), which cuts the first-launch cost about sixfold; the same sources built with
+the default options are spot-checked in :func:`test_default_build_options_spot_check`. Kernels are reused
+across tests through the runtime's caches.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ rng = np.random.default_rng(20261129)
 
 @pytest.fixture
 def opencl(require_backend, monkeypatch):
-    monkeypatch.setenv("SPECUX_OPENCL_OPTIONS", "-cl-opt-disable")
+    monkeypatch.setenv("KERNELKIT_OPENCL_OPTIONS", "-cl-opt-disable")
     return require_backend("opencl")
 
 
@@ -204,7 +202,7 @@ def test_empty_and_length_one(opencl):
 def test_default_build_options_spot_check(require_backend, monkeypatch):
     """The optimised PoCL build of one kernel of each plan shape: local, four-step and Bluestein."""
     require_backend("opencl")
-    monkeypatch.delenv("SPECUX_OPENCL_OPTIONS", raising=False)
+    monkeypatch.delenv("KERNELKIT_OPENCL_OPTIONS", raising=False)
     for n in (60, 6000, 101):
         for dtype in DTYPES:
             _check("fft", _cplx((2, n), dtype), dtype)

@@ -47,6 +47,13 @@ def _close_all() -> None:
             pass
 
 
+def open_runtimes() -> list[DeviceRuntime]:
+    """Every runtime of this process that is not closed, oldest first (e.g. to clear their caches)."""
+    with _open_lock:
+        runtimes = [_open.get(k) for k in sorted(_open.keys())]
+    return [rt for rt in runtimes if rt is not None and not rt.closed]
+
+
 class DeviceRuntime:
     """Base of the CUDA, OpenCL, Metal and Vulkan runtimes."""
 

@@ -1,4 +1,5 @@
-"""The ``cuda`` backend: specux's generated kernels compiled by NVRTC and launched through the driver API.
+"""The ``cuda`` backend: specux's generated kernels compiled by NVRTC and launched through the driver API, by
+kernelkit's CUDA runtime (:mod:`kernelkit.cuda`).
 
 Inputs: numpy arrays (staged through pinned host memory on specux's own stream, numpy out), torch CUDA tensors
 and cupy arrays (used in place by raw device pointer on the caller's current stream; the result is a tensor /
@@ -35,23 +36,15 @@ _RESULT = {
 }
 
 
-@lru_cache(maxsize=1)
 def probe() -> str | None:
-    """None when a CUDA device and NVRTC are usable, else why not."""
+    """None when CUDA device 0 built and ran kernelkit's probe kernel, else why not (kernelkit caches it)."""
     if importlib.util.find_spec("cuda") is None or importlib.util.find_spec("cuda.bindings") is None:
-        return "cuda-bindings is not installed (pip install specux[cuda13] or specux[cuda12])"
+        return 'cuda-bindings is not installed (pip install "specux[cuda13]" or "specux[cuda12]")'
     try:
-        from specux._runtime import cuda as rt
+        from kernelkit import cuda
     except Exception as exc:
-        return f"cuda-bindings cannot be imported ({type(exc).__name__}: {exc})"
-    reason = rt.init_reason()
-    if reason is not None:
-        return reason
-    try:
-        rt.nvrtc_version()
-    except Exception as exc:
-        return f"NVRTC not found ({exc}); pip install specux[cuda13] (or [cuda12]) or install a CUDA toolkit"
-    return None
+        return f"kernelkit.cuda cannot be imported ({type(exc).__name__}: {exc})"
+    return cuda.probe()
 
 
 class CudaBackend:
@@ -62,9 +55,9 @@ class CudaBackend:
     dtypes = frozenset({"float16", "float32", "float64"})
 
     def __init__(self) -> None:
-        from specux._runtime import cuda as rt
+        from kernelkit import cuda
 
-        self._rt = rt
+        self._rt = cuda
         self._host_lock = threading.Lock()
 
     @property
@@ -155,8 +148,8 @@ class CudaBackend:
     def _run_torch(self, kind: str, x: Any, axis: int, n: int, inverse: bool, scale: float) -> Any:
         from cuda.bindings import driver as cu
 
+        from kernelkit.cuda import ForeignBuffer
         from specux._runtime import fft_exec
-        from specux._runtime.cuda import ForeignBuffer
 
         torch = sys.modules["torch"]
         x = x.detach().resolve_conj().resolve_neg().contiguous()
@@ -182,8 +175,8 @@ class CudaBackend:
     def _run_cupy(self, kind: str, x: Any, axis: int, n: int, inverse: bool, scale: float) -> Any:
         from cuda.bindings import driver as cu
 
+        from kernelkit.cuda import ForeignBuffer
         from specux._runtime import fft_exec
-        from specux._runtime.cuda import ForeignBuffer
 
         cp = sys.modules["cupy"]
         with x.device:

@@ -1,4 +1,5 @@
-"""The ``metal`` backend: specux's generated kernels as Metal Shading Language on Apple GPUs (macOS only).
+"""The ``metal`` backend: specux's generated kernels as Metal Shading Language on Apple GPUs (macOS only), run
+by kernelkit's Metal runtime (:mod:`kernelkit.metal`).
 
 numpy inputs are staged through shared-storage buffers and come back as numpy. float32 and float16 storage
 only (Apple GPUs have no float64). torch ``mps`` tensors are not served yet (``owns`` is False for them), so
@@ -20,22 +21,13 @@ from specux._backends.base import FFT_OP
 NAME = "metal"
 
 
-@lru_cache(maxsize=1)
 def probe() -> str | None:
-    """None when a Metal device is usable, else why not."""
-    if sys.platform != "darwin":
-        return f"Metal needs macOS (this is {sys.platform})"
-    if importlib.util.find_spec("Metal") is None:
-        return "pyobjc-framework-Metal is not installed (pip install specux[metal])"
-    try:
-        import Metal
+    """None when the default Metal device built and ran kernelkit's probe kernel, else why not."""
+    from kernelkit import metal
 
-        device = Metal.MTLCreateSystemDefaultDevice()
-    except Exception as exc:
-        return f"Metal cannot be initialised ({type(exc).__name__}: {exc})"
-    if device is None:
-        return "MTLCreateSystemDefaultDevice found no Metal device"
-    return None
+    if sys.platform == "darwin" and importlib.util.find_spec("Metal") is None:
+        return 'pyobjc-framework-Metal is not installed (pip install "specux[metal]")'
+    return metal.probe()
 
 
 class MetalBackend:
@@ -46,9 +38,9 @@ class MetalBackend:
     dtypes = frozenset({"float16", "float32"})
 
     def __init__(self) -> None:
-        from specux._runtime import metal as rt
+        from kernelkit import metal
 
-        self.runtime = rt.runtime()
+        self.runtime = metal.runtime()
 
     def owns(self, x: Any) -> bool:
         return False

@@ -1,10 +1,11 @@
-"""The ``opencl`` backend: specux's generated kernels as OpenCL C, run through pyopencl.
+"""The ``opencl`` backend: specux's generated kernels as OpenCL C, run through kernelkit's OpenCL runtime.
 
-Runs on any OpenCL 1.2+ device; in CI on PoCL (a CPU OpenCL device from ``pocl-binary-distribution``), which
-is how every test run executes the generated FFT kernels. Inputs are host (numpy) arrays: they are copied to
-the device, transformed and copied back. float64 needs ``cl_khr_fp64``; float16 is a storage format
-(``vload_half`` /
-``vstore_half``, computed in float32), so it works on devices without ``cl_khr_fp16``.
+Runs on any OpenCL 1.2+ device that passes kernelkit's probe (a tiny kernel built and run on it); in CI on
+PoCL (Debian's ``pocl-opencl-icd`` or the wheel's PoCL, a CPU OpenCL device), which is how every test run
+executes the generated FFT kernels. A device that lists itself but cannot build (the wheel's PoCL on an AMD
+Zen 5) makes this backend unavailable with kernelkit's reason. Inputs are host (numpy) arrays: they are copied
+to the device, transformed and copied back. float64 needs ``cl_khr_fp64``; float16 is a storage format
+(``vload_half`` / ``vstore_half``, computed in float32), so it works on devices without ``cl_khr_fp16``.
 """
 
 from __future__ import annotations
@@ -20,24 +21,13 @@ from specux._backends.base import FFT_OP
 NAME = "opencl"
 
 
-@lru_cache(maxsize=1)
 def probe() -> str | None:
-    """None when an OpenCL device is usable, else why not."""
+    """None when an OpenCL device passed kernelkit's probe, else why not (kernelkit caches the verdict)."""
     if importlib.util.find_spec("pyopencl") is None:
-        return (
-            "pyopencl is not installed (pip install specux[opencl]; "
-            "pocl-binary-distribution gives a CPU device)"
-        )
-    try:
-        from specux._runtime import opencl as rt
+        return 'pyopencl is not installed (pip install "specux[opencl]")'
+    from kernelkit import opencl
 
-        devices = rt.platform_devices()
-    except Exception as exc:  # LogicError PLATFORM_NOT_FOUND_KHR when no ICD is registered
-        found = f"{type(exc).__name__}: {exc}"
-        return f"no OpenCL platform found ({found}); install a driver or pocl-binary-distribution"
-    if not devices:
-        return "OpenCL platforms are present but expose no device"
-    return None
+    return opencl.probe()
 
 
 class OpenCLBackend:
@@ -47,14 +37,15 @@ class OpenCLBackend:
     ops = frozenset({FFT_OP})
 
     def __init__(self) -> None:
-        from specux._runtime import opencl as rt
+        from kernelkit import opencl
 
-        self._rt = rt
+        self._rt = opencl
         self.dtypes = frozenset({"float16", "float32"} | ({"float64"} if self.runtime.fp64 else set()))
 
     @property
-    def runtime(self):
-        """The device runtime for the current ``SPECUX_OPENCL_OPTIONS`` (one per option set, kept)."""
+    def runtime(self) -> Any:
+        """kernelkit's runtime of the chosen device for the current ``KERNELKIT_OPENCL_OPTIONS`` (one per
+        option set, kept)."""
         return self._rt.default_runtime()
 
     def owns(self, x: Any) -> bool:

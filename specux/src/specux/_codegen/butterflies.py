@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from specux._codegen.emitter import Emitter, literal
+from kernelkit.emitter import Emitter, literal
 
 #: radices the generator emits; powers of two are built by splitting, odd primes by the symmetric formula
 RADICES = (2, 3, 4, 5, 7, 8, 11, 13)

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kernelkit.dialects import COMPUTE_OF, Dialect, Param
+from kernelkit.emitter import Emitter, complex_helpers, literal
 from specux._codegen.butterflies import emit_dft
-from specux._codegen.dialects import COMPUTE_OF, Dialect, Param
-from specux._codegen.emitter import Emitter, complex_helpers, literal
 
 #: threads per block of the elementwise kernels
 ELEMENTWISE_BLOCK = 256

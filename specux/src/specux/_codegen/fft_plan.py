@@ -26,8 +26,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from kernelkit.dialects import COMPUTE_OF
 from specux._codegen.butterflies import RADICES
-from specux._codegen.dialects import COMPUTE_OF
 from specux._codegen.fft_kernels import (
     BluesteinPostSpec,
     BluesteinPreSpec,

@@ -1,13 +1,14 @@
-"""Compile, cache and launch generated kernels: one module per device API.
+"""Run specux's generated kernels on kernelkit's device runtimes.
 
-- :mod:`.cache`: the compiled-kernel cache (memory LRU + disk), source dumps and the compile error;
-- :mod:`.device`: what every device runtime provides, and the bounded kernel / table caches they share;
-- :mod:`.fft_exec`: runs an FFT plan from :mod:`specux._codegen.fft_plan` on any device runtime;
-- :mod:`.opencl` (pyopencl), :mod:`.cuda` (cuda-bindings: NVRTC + driver API), :mod:`.metal` (pyobjc).
+- :mod:`.fft_exec`: runs an FFT plan from :mod:`specux._codegen.fft_plan` on any
+  :class:`kernelkit.runtime.DeviceRuntime` (OpenCL, CUDA, Metal); numpy in -> numpy out;
+- :mod:`.tuning`: specux's section of kernelkit's tuning store (autotuning winners per device and length).
 
-Nothing here is imported by ``import specux``; the backends import the runtime they need when first used.
+Compiling, caching and launching are kernelkit's (:mod:`kernelkit.opencl`, :mod:`kernelkit.cuda`,
+:mod:`kernelkit.metal`, :mod:`kernelkit.cache`). Nothing here is imported by ``import specux``; the backends
+import what they need when first used.
 """
 
-from specux._runtime.cache import KernelCompileError
+from kernelkit.cache import KernelCompileError
 
 __all__ = ["KernelCompileError"]

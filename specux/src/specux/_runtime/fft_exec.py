@@ -1,5 +1,9 @@
-"""Run a plan of :mod:`specux._codegen.fft_plan` on any :class:`~specux._runtime.device.DeviceRuntime`.
+"""Run a plan of :mod:`specux._codegen.fft_plan` on any kernelkit device runtime
+(:class:`kernelkit.runtime.DeviceRuntime`: OpenCL, CUDA or Metal).
 
+Each kernel spec becomes a kernelkit :class:`~kernelkit.program.Program` (rendered once per spec and
+dialect) and is launched with ``LaunchConfig((groups,), (block,))``; the runtime compiles it through
+kernelkit's caches.
 The caller's array is seen as (outer, axis, inner), contiguous: element ``g`` of row (o, j) sits at
 ``o * axis_len * inner + g * inner + j``. Intermediates (the four-step scratch, Bluestein's padded rows) are
 complex arrays of the compute precision laid out the same way, allocated per call.
@@ -8,14 +12,17 @@ complex arrays of the compute precision laid out the same way, allocated per cal
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from specux._codegen import fft_plan
+from kernelkit.dialects import Dialect
+from kernelkit.program import KernelSignature, LaunchConfig, Program
+from kernelkit.runtime import DeviceRuntime
+from specux._codegen import fft_kernels, fft_plan
 from specux._codegen.fft_kernels import COMPLEX, ELEMENTWISE_BLOCK, HALF_SPECTRUM, HERMITIAN, REAL
 from specux._codegen.fft_plan import BluesteinPlan, FourStepPlan, LocalPlan, Plan
-from specux._runtime.device import DeviceRuntime
 
 #: int32 indexing in the kernels: element offsets (in scalars) must stay below this
 MAX_INDEX = 2**31 - 1
@@ -48,6 +55,20 @@ def _groups(count: int, per_group: int) -> int:
     return max(1, -(-count // per_group))
 
 
+@lru_cache(maxsize=2048)
+def program(spec: object, dialect: Dialect) -> Program:
+    """The kernelkit program of one kernel spec in ``dialect`` (memoised: rendering is pure)."""
+    ks = fft_kernels.render(spec, dialect)
+    return Program(ks.source, dialect, (KernelSignature(ks.name, ks.params, (ks.block,)),), name=ks.name)
+
+
+def _launch(rt: DeviceRuntime, spec: object, groups: int, args: list[Any]) -> None:
+    """Run ``groups`` blocks of the spec's kernel (compiled on first use) with ``args`` in parameter order."""
+    prog = program(spec, rt.dialect)
+    signature = prog.kernels[0]
+    rt.launch(rt.kernel(prog, signature.name), LaunchConfig((groups,), signature.block), args)
+
+
 def _table(rt: DeviceRuntime, kind: str, *args: Any) -> Any:
     make = {"tw": fft_plan.twiddles, "chirp": fft_plan.chirp, "filter": fft_plan.bluestein_filter}[kind]
     return rt.table((kind, *args), lambda: make(*args))
@@ -68,7 +89,6 @@ def _stockham(
     flags: int,
     scale: float,
 ) -> None:
-    handle, ks = rt.kernel(spec)
     tw = _table(rt, "tw", spec.n, spec.prec)
     args = [
         src,
@@ -84,7 +104,7 @@ def _stockham(
         flags,
         scale,
     ]
-    rt.launch(handle, ks, _groups(nbatch, spec.rows), args)
+    _launch(rt, spec, _groups(nbatch, spec.rows), args)
 
 
 def execute(rt: DeviceRuntime, node: Plan, src: Any, dst: Any, io: IO) -> None:
@@ -149,28 +169,25 @@ def execute(rt: DeviceRuntime, node: Plan, src: Any, dst: Any, io: IO) -> None:
         a = rt.alloc(rows * m * csize)
         b = rt.alloc(rows * m * csize)
         chirp = _table(rt, "chirp", n, prec)
-        handle, ks = rt.kernel(node.pre)
-        rt.launch(
-            handle,
-            ks,
+        _launch(
+            rt,
+            node.pre,
             _groups(rows * m, ELEMENTWISE_BLOCK),
             [src, a, chirp, n, m, rows, inner, io.in_len * inner, io.in_mode, io.flags & 1],
         )
         row_io = IO(rows, 1, m, m, COMPLEX, COMPLEX, 0, 1.0)
         execute(rt, node.conv, a, b, row_io)
-        handle, ks = rt.kernel(node.cmul)
-        rt.launch(
-            handle,
-            ks,
+        _launch(
+            rt,
+            node.cmul,
             _groups(rows * m, ELEMENTWISE_BLOCK),
             [b, _table(rt, "filter", n, m, prec), m, rows * m],
         )
         # the inverse of the convolution: conjugate in and out around the same forward kernels
         execute(rt, node.conv, b, a, IO(rows, 1, m, m, COMPLEX, COMPLEX, 3, 1.0))
-        handle, ks = rt.kernel(node.post)
-        rt.launch(
-            handle,
-            ks,
+        _launch(
+            rt,
+            node.post,
             _groups(rows * n, ELEMENTWISE_BLOCK),
             [a, dst, chirp, n, m, rows, inner, io.out_len * inner, io.out_mode, io.flags & 2, io.scale],
         )
