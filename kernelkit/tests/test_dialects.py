@@ -221,6 +221,10 @@ def test_what_a_target_lacks_raises_naming_it():
         scalar_layout([Param("h", "f16")])
     with pytest.raises(ValueError, match="target must be one of"):
         dialects.get("hlsl")
+    for name in ("out", "gl_x", "a__b"):
+        with pytest.raises(UnsupportedError, match=f"{name!r} is reserved in glsl"):
+            GLSL.signature("k", [Param(name, "f32", True)])
+    assert "out" in OPENCL.signature("k", [Param("out", "f32", True)])
 
 
 def test_needs_of_parameters_and_prelude_order():

@@ -42,8 +42,8 @@ GLSL has no pointers and is stricter than C. A template that should run on Vulka
   errors; no ``unsigned``, ``static``, ``inline``, ``restrict`` locals, ``goto``, recursion or ``#pragma
   unroll``;
 - avoid names GLSL reserves: ``input``, ``output``, ``filter``, ``sample``, ``buffer``, ``shared``,
-  ``common``, ``partition``, ``active``, ``in``, ``out``, ``gl_*``, anything with ``__``, and the ``kk_``
-  prefix this module uses;
+  ``common``, ``partition``, ``active``, ``in``, ``out``, ``gl_*``, anything with ``__`` (a parameter so named
+  raises when the kernel opens), and the ``kk_`` prefix this module uses for its own names;
 - do arithmetic on vectors component-wise when it must also be CUDA (CUDA's ``float2`` has no operators),
   and use only 2- and 4-wide vectors (a 3-wide one has a 16-byte stride in a GLSL storage buffer).
 
@@ -251,6 +251,10 @@ class Dialect:
     #: {value} -> sum over the subgroup; {value} {mask} -> the value of lane ``lane ^ mask``
     subgroup_sum_fmt: str = ""
     subgroup_shuffle_xor_fmt: str = ""
+    #: what a parameter may not be named, be in, start with or contain (checked when a kernel opens)
+    reserved_words: frozenset[str] = frozenset()
+    reserved_prefixes: tuple[str, ...] = ()
+    reserved_infixes: tuple[str, ...] = ()
 
     # -- spellings used by the templates -----------------------------------------------------------------
 
@@ -403,6 +407,15 @@ class Dialect:
 
     # -- kernels -----------------------------------------------------------------------------------------
 
+    def _check_name(self, name: str) -> None:
+        reserved = (
+            name in self.reserved_words
+            or name.startswith(self.reserved_prefixes)
+            or any(part in name for part in self.reserved_infixes)
+        )
+        if reserved:
+            raise UnsupportedError(f"{name!r} is reserved in {self.name}; name the parameter otherwise")
+
     def scalar_layout(self, params: list[Param] | tuple[Param, ...]) -> tuple[tuple[ScalarSlot, ...], int]:
         """See :func:`scalar_layout` (the same for every dialect)."""
         return scalar_layout(params)
@@ -412,6 +425,7 @@ class Dialect:
         parts = []
         binding = 0
         for i, p in enumerate(params):
+            self._check_name(p.name)
             type_ = self.element_type(p.kind)
             if p.pointer:
                 const = self.const_qualifier if p.const else ""
@@ -763,6 +777,16 @@ GLSL = Dialect(
     subgroup_lane="int(gl_SubgroupInvocationID)",
     subgroup_sum_fmt="subgroupAdd({value})",
     subgroup_shuffle_xor_fmt="subgroupShuffleXor({value}, uint({mask}))",
+    reserved_words=frozenset(
+        "in out inout input output filter sample buffer shared common partition active uniform attribute"
+        " varying layout centroid flat smooth noperspective patch precision coherent volatile restrict"
+        " readonly writeonly subroutine invariant precise highp mediump lowp discard texture image sampler"
+        " main const struct switch case default void bool true false int uint float double half long short"
+        " unsigned fixed superp inline noinline static extern external interface namespace using class"
+        " template this union enum typedef goto asm sizeof cast resource".split()
+    ),
+    reserved_prefixes=("gl_",),
+    reserved_infixes=("__",),
 )
 
 DIALECTS = {d.name: d for d in (OPENCL, CUDA, METAL, GLSL)}
