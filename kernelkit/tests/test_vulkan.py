@@ -472,3 +472,82 @@ def test_probe_never_raises(unprobed, monkeypatch):
 
     monkeypatch.setattr(kv, "choose", broken)
     assert "half-installed driver" in kv.probe()
+
+
+# -- a real Ctrl-C and a real exit --------------------------------------------------------------------------
+
+_LOOP = """
+import sys, time
+import numpy as np
+from kernelkit import vulkan as kv
+from kernelkit.dialects import GLSL, Param
+from kernelkit.emitter import Emitter
+from kernelkit.program import KernelSignature, LaunchConfig, Program
+
+params = (Param("y", "f32", True), Param("n", "int"))
+e = Emitter(GLSL)
+e.line(GLSL.prelude(set()))
+with e.kernel("spin", params):
+    e.line("const int i = int(gl_GlobalInvocationID.x);")
+    e.line("float v = y[i];")
+    e.line("for (int k = 0; k < n; k++) v = v * 0.999f + 0.001f;")
+    e.line("y[i] = v;")
+rt = kv.default_runtime()
+k = rt.kernel(Program(e.text(), GLSL, (KernelSignature("spin", params),), name="spin"), "spin")
+y = rt.upload(np.zeros(4096, np.float32))
+print("ready", flush=True)
+deadline = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < deadline:  # bounded: stops by itself if no signal comes
+    with rt.batch():
+        for _ in range(4):
+            k.launch(LaunchConfig(64, 64), y, 20000)
+    k.launch(LaunchConfig(64, 64), y, 20000)
+print("done", flush=True)
+"""
+
+
+def _run_loop(seconds: float, interrupt_after: float | None):
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", _LOOP, str(seconds)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        if interrupt_after is not None:
+            time.sleep(interrupt_after)
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("after", [0.3, 0.75])
+def test_ctrl_c_in_a_stream_of_launches_ends_cleanly(require, after):
+    """SIGINT while dispatches run or are recorded: a KeyboardInterrupt, then an orderly exit (atexit closes
+    the runtime after draining the queue), never a crash."""
+    require("vulkan", kv.probe())
+    code, _, err = _run_loop(30, after)
+    # Python ends an uncaught KeyboardInterrupt, after its atexit handlers, by re-raising SIGINT on itself
+    assert code in (1, -2), f"exit status {code} (SIGSEGV is -11, SIGABRT -6)\n{err[-2000:]}"
+    assert "KeyboardInterrupt" in err and "Segmentation" not in err
+
+
+def test_exit_without_close_releases_the_device(require):
+    require("vulkan", kv.probe())
+    code, out, err = _run_loop(0.2, None)
+    assert code == 0 and "done" in out, err[-2000:]
+
+
+def test_require_skips_or_fails_as_the_environment_says(require, monkeypatch):
+    monkeypatch.delenv("KERNELKIT_REQUIRE_DEVICES", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="vulkan cannot run here: no driver"):
+        require("vulkan", "no driver")
+    monkeypatch.setenv("KERNELKIT_REQUIRE_DEVICES", "opencl, vulkan")
+    with pytest.raises(pytest.fail.Exception, match="required by KERNELKIT_REQUIRE_DEVICES"):
+        require("vulkan", "no driver")
+    require("vulkan", None)  # nothing to report: the test goes on
