@@ -190,12 +190,10 @@ AXPB(axpb_u8, uchar)
 """
 
 
-def test_a_parsed_program_compiles_and_runs_where_opencl_can():
+def test_a_parsed_program_compiles_and_runs_where_opencl_can(require):
     from kernelkit import opencl
 
-    reason = opencl.probe()
-    if reason is not None:
-        pytest.skip(f"no OpenCL device here: {reason}")
+    require("opencl", opencl.probe())
     cl = opencl._import_cl()
     rt = opencl.default_runtime()
     program = Program(_SOURCE, OPENCL, kernel_signatures(_SOURCE), name="test_axpb")
@@ -214,12 +212,10 @@ def test_a_parsed_program_compiles_and_runs_where_opencl_can():
     assert isinstance(program.kernels[0], KernelSignature)
 
 
-def test_an_offset_launch_starts_the_ids_there():
+def test_an_offset_launch_starts_the_ids_there(require):
     from kernelkit import opencl
 
-    reason = opencl.probe()
-    if reason is not None:
-        pytest.skip(f"no OpenCL device here: {reason}")
+    require("opencl", opencl.probe())
     rt = opencl.default_runtime()
     program = Program(_SOURCE, OPENCL, kernel_signatures(_SOURCE), name="test_axpb")
     kernel = rt.kernel(program, "axpb_f32")

@@ -273,7 +273,11 @@ class OpenCLRuntime(DeviceRuntime):
         cl = self._cl
         options = [*self.options, *program.options]
         try:
-            built = cl.Program(self.context, program.source).build(options=options, devices=[self.device])
+            # cache_dir=False: kernelkit's checksummed cache is the only one (pyopencl's own would keep a
+            # second copy of every binary, and its store, interrupted while opening, fails in its finaliser)
+            built = cl.Program(self.context, program.source).build(
+                options=options, devices=[self.device], cache_dir=False
+            )
         except cl.RuntimeError as exc:  # BUILD_PROGRAM_FAILURE carries the build log in its message
             return False, None, str(exc)
         binary = bytes(built.get_info(cl.program_info.BINARIES)[0])
