@@ -114,7 +114,7 @@ class VulkanBuffer:
         self.nbytes = nbytes
         self.handle = handle
         self.memory = memory
-        #: bytes allocated (the driver may round up)
+        #: bytes of the VkBuffer (``nbytes`` rounded up to whole 32-bit words)
         self.size = size
         #: the host's view of host-visible memory (None for device-local memory behind staging)
         self.mapped = mapped
@@ -180,6 +180,8 @@ class VulkanRuntime(DeviceRuntime):
         self._buffers: dict[int, tuple[Any, Any]] = {}
         self._modules: dict[int, _Module] = {}
         self._keep: list[Any] = []
+        #: staging buffers of an interrupted copy, freed when the submission is seen complete
+        self._deferred: list[tuple[Any, Any]] = []
         self._recording = False
         self._in_flight = False
         self._dispatches = 0
@@ -441,10 +443,12 @@ class VulkanRuntime(DeviceRuntime):
             )
             vk.vkBindBufferMemory(self._device, handle, memory, 0)
             mapped = None
-            flags = self._memory.memoryTypes[index].propertyFlags
-            if (flags & host) == host:
+            # device-local buffers are reached by staging copies only, even where the memory is also
+            # host-visible (lavapipe, ReBAR): reading such memory from the host is slow where it is real VRAM
+            if not device_local:
                 mapped = np.frombuffer(vk.vkMapMemory(self._device, memory, 0, req.size, 0), dtype=np.uint8)
-            return handle, memory, int(req.size), mapped
+            # the buffer's own size, not the allocation's: descriptors may not reach past the buffer
+            return handle, memory, size, mapped
         except BaseException:
             if memory is not None:
                 vk.vkFreeMemory(self._device, memory, None)
@@ -525,8 +529,15 @@ class VulkanRuntime(DeviceRuntime):
             self._submit_and_wait()
             if dst is not None:
                 dst[:] = mapped[:nbytes]
+        except BaseException:
+            if self._recording:  # recorded, never submitted: drop it before the staging buffer goes
+                self._abandon()
+            raise
         finally:
-            if not self._in_flight:
+            if self._in_flight:
+                # interrupted while the copy runs: free the staging buffer once the fence says it is done
+                self._deferred.append((handle, memory))
+            else:
                 vk.vkFreeMemory(self._device, memory, None)
                 vk.vkDestroyBuffer(self._device, handle, None)
 
@@ -711,6 +722,10 @@ class VulkanRuntime(DeviceRuntime):
         vk.vkResetDescriptorPool(self._device, self._descriptor_pool, 0)
         self._keep.clear()
         self._dispatches = 0
+        for handle, memory in self._deferred:
+            vk.vkDestroyBuffer(self._device, handle, None)
+            vk.vkFreeMemory(self._device, memory, None)
+        self._deferred.clear()
 
     def _abandon(self) -> None:
         """Drop what was recorded but not submitted (an interrupted batch); wait for what was submitted."""
@@ -786,7 +801,7 @@ class VulkanRuntime(DeviceRuntime):
                 steps = [lambda: vk.vkDeviceWaitIdle(device)]
                 for module in list(self._modules.values()):
                     steps.append(lambda m=module: self._destroy_module(m))
-                for handle, memory in list(self._buffers.values()):
+                for handle, memory in [*self._buffers.values(), *self._deferred]:
                     steps.append(lambda h=handle: vk.vkDestroyBuffer(device, h, None))
                     steps.append(lambda m=memory: vk.vkFreeMemory(device, m, None))
                 if self._descriptor_pool is not None:
@@ -804,6 +819,7 @@ class VulkanRuntime(DeviceRuntime):
                         pass
             self._modules.clear()
             self._buffers.clear()
+            self._deferred.clear()
             self._keep.clear()
             self._device = self._queue = self._pool = self._cmd = self._fence = self._descriptor_pool = None
             if self._instance is not None:
