@@ -24,6 +24,12 @@ a host-visible staging buffer and ``vkCmdCopyBuffer``. A buffer larger than the 
 ``maxStorageBufferRange`` (128 MiB on lavapipe, 4 GiB on most GPUs) cannot be bound whole, and a launch with
 one raises instead of binding a part.
 
+Programs: a GLSL compute shader has one entry point (``main``), so a :class:`~kernelkit.program.Program` for
+this runtime lists exactly one kernel; its name is the runtime's handle for it, not a name in the source.
+Group-shared memory is declared in the source (Vulkan has no dynamic shared memory: a launch asking for
+``shared_mem`` raises). What the device can do is on the runtime: ``fp64``, ``int64``, ``f16_storage``,
+``float_atomics``, ``subgroup_size`` and ``subgroup_ops``; the features found are enabled on the device.
+
 Cached SPIR-V: modules are stored by the shared cache (suffix ``.spv``) and checked there by length and
 checksum; what the cache returns is also checked for SPIR-V's header before the driver sees it.
 
@@ -171,8 +177,8 @@ class VulkanRuntime(DeviceRuntime):
     binary_suffix = ".spv"
 
     def __init__(self, device_index: int = 0, staging: bool | None = None):
+        vk = _import_vk()  # before registering with the base: a missing binding leaves nothing to close
         super().__init__()
-        vk = _import_vk()
         self._vk = vk
         self._lock = threading.RLock()
         self._instance = self._device = self._queue = self._pool = self._cmd = self._fence = None
