@@ -8,6 +8,7 @@ launched with an explicit :class:`LaunchConfig`. Nothing here imports a GPU libr
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,14 +52,33 @@ class Program:
         raise KeyError(f"program {self.name!r} has no kernel {kernel!r} (it defines: {names})")
 
 
-def _dims(value: int | tuple[int, ...], what: str) -> tuple[int, int, int]:
-    dims = (value,) if isinstance(value, int) else tuple(value)
+def _dims(value: Any, what: str) -> tuple[int, ...]:
+    """The 1 to 3 positive sizes of ``value`` (an int or a sequence of ints), as plain ints."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints; got {value!r}")
+    try:
+        dims: tuple[Any, ...] = (operator.index(value),)
+    except TypeError:
+        try:
+            dims = tuple(value)
+        except TypeError:
+            raise TypeError(
+                f"{what} must be an int or a tuple of 1 to 3 ints; got {type(value).__name__}"
+            ) from None
     if not 1 <= len(dims) <= 3:
         raise ValueError(f"{what} must have 1 to 3 dimensions; got {value!r}")
+    out = []
     for d in dims:
-        if not isinstance(d, int) or isinstance(d, bool) or d < 1:
+        if isinstance(d, bool):
+            raise TypeError(f"{what} must be positive integers; got {value!r}")
+        try:
+            d = operator.index(d)
+        except TypeError:
+            raise TypeError(f"{what} must be positive integers; got {value!r}") from None
+        if d < 1:
             raise ValueError(f"{what} must be positive integers; got {value!r}")
-    return (*dims, *(1,) * (3 - len(dims)))  # type: ignore[return-value]
+        out.append(d)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -78,9 +98,18 @@ class LaunchConfig:
     block3: tuple[int, int, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "grid3", _dims(self.grid, "grid"))
-        object.__setattr__(self, "block3", _dims(self.block, "block"))
-        if not isinstance(self.shared_mem, int) or self.shared_mem < 0:
+        for name in ("grid", "block"):
+            value = getattr(self, name)
+            dims = _dims(value, name)
+            # sequences become tuples of ints (hashable, comparable); a single int stays an int
+            scalar = not isinstance(value, bool) and hasattr(value, "__index__")
+            object.__setattr__(self, name, dims[0] if scalar else dims)
+            object.__setattr__(self, f"{name}3", (*dims, *(1,) * (3 - len(dims))))
+        grid_dims = 1 if isinstance(self.grid, int) else len(self.grid)
+        block_dims = 1 if isinstance(self.block, int) else len(self.block)
+        if block_dims > grid_dims:  # the axes past the grid's would be silently dropped from the launch
+            raise ValueError(f"block {self.block!r} has more dimensions than grid {self.grid!r}")
+        if isinstance(self.shared_mem, bool) or not isinstance(self.shared_mem, int) or self.shared_mem < 0:
             raise ValueError(f"shared_mem must be a non-negative integer; got {self.shared_mem!r}")
 
     @property
