@@ -24,7 +24,13 @@ from specux.convert import (
     power_to_db,
     tiny,
 )
-from specux.errors import BackendUnavailableError, EmptyFilterWarning, NolaError, UnsupportedOperationError
+from specux.errors import (
+    BackendUnavailableError,
+    EmptyFilterWarning,
+    MemoryLimitError,
+    NolaError,
+    UnsupportedOperationError,
+)
 from specux.ops.cepstral import lfcc, mfcc
 from specux.ops.chroma import chroma_cqt, chroma_stft
 from specux.ops.convolve import fftconvolve
@@ -40,6 +46,7 @@ __all__ = [
     "BackendInfo",
     "BackendUnavailableError",
     "EmptyFilterWarning",
+    "MemoryLimitError",
     "NolaError",
     "UnsupportedOperationError",
     "amplitude_to_db",

@@ -140,6 +140,7 @@ def check(
     value: object = _NO_VALUE,
     detail: str = "",
     advice: str = "",
+    subject: str = "",
 ) -> None:
     """Raise :class:`MemoryLimitError` when ``nbytes`` exceeds the memory limit (see the module docstring).
 
@@ -157,6 +158,9 @@ def check(
         What the size comes from (``"1 frame(s) of n_fft=... for 1 signal(s) of 16000 samples"``).
     advice : str
         What to change; default ``"use a smaller <parameter>"``.
+    subject : str
+        What the message starts with, when two parameters set the size together (``"n_mels=4096 with
+        n_fft=8192"``); default ``parameter=value``.
     """
     raw = os.environ.get(ENV, "").strip()
     if nbytes < _SMALL and not (raw and raw.lower() != "off"):
@@ -164,7 +168,9 @@ def check(
     allowed, source = limit()
     if allowed is None or nbytes <= allowed:
         return
-    if value is _NO_VALUE:
+    if subject:
+        pass
+    elif value is _NO_VALUE:
         subject = parameter
     else:
         subject = f"{parameter}={value if isinstance(value, str) else repr(value)}"

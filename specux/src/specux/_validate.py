@@ -85,10 +85,12 @@ def positive_int(value: Any, name: str, public: str, minimum: int = 1) -> int:
 
 
 def choice(value: Any, name: str, public: str, allowed: tuple) -> Any:
-    # True == 1: a bool is one of the choices only where a bool is listed
-    is_bool = isinstance(value, (bool, np.bool_))
+    listed = ", ".join(repr(a) for a in allowed)
+    # True == 1: a bool is one of the choices only where a bool is listed (bool is not a number)
+    if isinstance(value, (bool, np.bool_)) and not any(isinstance(a, bool) for a in allowed):
+        raise TypeError(f"{public}: {name} must be one of {listed}; got {value!r}, a bool")
     try:
-        found = (not is_bool or any(isinstance(a, bool) for a in allowed)) and value in allowed
+        found = value in allowed
     except (TypeError, ValueError):  # an array compared element-wise
         found = False
     if not found:

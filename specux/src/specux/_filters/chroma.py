@@ -74,9 +74,9 @@ def chroma(
     _memory.check(
         6 * 8 * n_chroma * n_fft,
         public="chroma",
-        parameter="n_chroma" if n_chroma > n_fft else "n_fft",
-        value=n_chroma if n_chroma > n_fft else n_fft,
-        detail=f"a bank of n_chroma={n_chroma} rows over the bins of n_fft={n_fft}",
+        parameter="n_chroma",
+        subject=f"a bank of n_chroma={n_chroma} rows over the bins of n_fft={n_fft}",
+        advice="use fewer n_chroma or a smaller n_fft",
     )
     return _chroma_cached(sr, n_fft, n_chroma, tuning, ctroct, octwidth, norm, base_c, np.dtype(dtype).name)
 

@@ -498,8 +498,8 @@ def cq_to_chroma(
         8 * n_chroma * (3 * n_input + 2 * bins_per_octave),
         public="cq_to_chroma",
         parameter="n_input",
-        value=n_input,
-        detail=f"a map of n_chroma={n_chroma} rows over {n_input} constant-Q bins",
+        subject=f"a map of n_chroma={n_chroma} rows over n_input={n_input} constant-Q bins",
+        advice="use fewer n_input or n_chroma",
     )
     n_merge = bins_per_octave // n_chroma
     fmin = c1_hz() if fmin is None else _validate.real(fmin, "fmin", "cq_to_chroma")

@@ -56,12 +56,11 @@ def linear(
     if f_max > sr / 2:
         raise ValueError(f"linear: f_max={f_max} Hz is above the Nyquist frequency sr / 2 = {sr / 2} Hz")
     # the triangles are built from a few (1 + n_fft // 2, n_filter + 2) float32 arrays at once
-    big_filter = n_filter > n_fft // 2
     _memory.check(
         5 * 4 * (n_filter + 2) * (n_fft // 2 + 1),
         public="linear",
-        parameter="n_filter" if big_filter else "n_fft",
-        value=n_filter if big_filter else n_fft,
-        detail=f"a bank of n_filter={n_filter} filters over the {n_fft // 2 + 1} bins of n_fft={n_fft}",
+        parameter="n_filter",
+        subject=f"a bank of n_filter={n_filter} filters over the {n_fft // 2 + 1} bins of n_fft={n_fft}",
+        advice="use fewer n_filter or a smaller n_fft",
     )
     return _linear_cached(int(sr), n_fft, n_filter, f_min, f_max)

@@ -53,9 +53,9 @@ def _check(
     _memory.check(
         5 * 8 * (n_mels + 2) * (n_fft // 2 + 1),
         public=public,
-        parameter="n_mels" if n_mels > n_fft // 2 else "n_fft",
-        value=n_mels if n_mels > n_fft // 2 else n_fft,
-        detail=f"a bank of n_mels={n_mels} filters over the {n_fft // 2 + 1} bins of n_fft={n_fft}",
+        parameter="n_mels",
+        subject=f"a bank of n_mels={n_mels} filters over the {n_fft // 2 + 1} bins of n_fft={n_fft}",
+        advice="use fewer n_mels or a smaller n_fft",
     )
     return sr, n_fft, n_mels, fmin, fmax, htk
 

@@ -15,7 +15,7 @@ from specux._linalg import apply_along_rows
 from specux._torch_hook import torch_route
 from specux._validate import CepstralParams, MelParams
 from specux.convert import _power_to_db_numpy
-from specux.ops.mel import _bank_bytes, _bank_spectrogram, mel_validate, resolve
+from specux.ops.mel import _bank_bytes, _bank_spectrogram, _check_bank, mel_validate, resolve
 from specux.ops.stft import stft_validate
 
 __all__ = ["lfcc", "mfcc"]
@@ -305,6 +305,7 @@ def lfcc_validate(
             _validate.positive_int(n_fft if win_length is None else win_length, "win_length", "lfcc") // 2, 1
         )
     item = np.dtype(_validate.real_dtype(xb, "lfcc", "waveform", accepted)).itemsize
+    _check_bank(n_filter, "n_filter", n_fft, item, "lfcc")
     stft_p = stft_validate(
         xb,
         n_fft=n_fft,

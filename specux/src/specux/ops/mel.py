@@ -124,6 +124,7 @@ def mel_validate(
                 hop_length = 512
         n_fft_checked = _validate.positive_int(n_fft, "n_fft", public)
         item = np.dtype(_validate.real_dtype(x, public, "y", accepted)).itemsize
+        _check_bank(n_mels, "n_mels", n_fft_checked, item, public)
         stft_p = stft_validate(
             x,
             n_fft=n_fft,
@@ -157,6 +158,18 @@ def _bank_bytes(n_bands: int, n_fft: int, itemsize: int) -> int:
     """Bytes of a filter bank of ``n_bands`` rows over ``1 + n_fft // 2`` bins as the transforms keep it:
     float64, plus a cast and a transposed copy in the computing precision."""
     return n_bands * (n_fft // 2 + 1) * (8 + 2 * itemsize)
+
+
+def _check_bank(n_bands: int, name: str, n_fft: int, itemsize: int, public: str) -> None:
+    """The memory guard of the bank alone, so that a bank too large for memory is blamed on its size (the
+    stft's guard counts it again with the frames)."""
+    _memory.check(
+        _bank_bytes(n_bands, n_fft, itemsize),
+        public=public,
+        parameter=name,
+        subject=f"a bank of {name}={n_bands} filters over the {n_fft // 2 + 1} bins of n_fft={n_fft}",
+        advice=f"use fewer {name} or a smaller n_fft",
+    )
 
 
 @torch_route("melspectrogram", inputs=("y", "S"))
