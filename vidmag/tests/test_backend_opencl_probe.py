@@ -1,0 +1,95 @@
+"""The opencl backend's probe is kernelkit's: a device counts only once it built and ran a kernel; what "auto"
+does when no device can, and when the user pinned one with KERNELKIT_OPENCL_DEVICE."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelkit import opencl as kernelkit_opencl
+from vidmag import backend
+from vidmag.backend import opencl, registry
+from vidmag.backend.registry import BackendUnavailableError
+
+pytest.importorskip("pyopencl", reason="these tests are about OpenCL devices; pyopencl is not installed")
+
+#: what the PoCL of the pyopencl wheels reports on an AMD Zen 5: listed, but it builds nothing
+WHEEL_POCL_ON_ZEN5 = kernelkit_opencl.DeviceReport(
+    0, 0, "Portable Computing Language", "cpu-x86-64-AMD Ryzen 9 9950X", "cpu",
+    "building or running a probe kernel failed: RuntimeError: error: unknown target CPU 'generic'",
+)
+
+
+@pytest.fixture
+def fresh_registry(monkeypatch):
+    """A registry that probes again, over opencl, torch and cpu only (a GPU backend present on the machine
+    would otherwise answer "auto" first), with no device pinned."""
+    monkeypatch.setattr(registry, "_reasons", {})
+    monkeypatch.setattr(registry, "_instances", {})
+    rows = tuple(spec for spec in registry.BACKENDS if spec.name in ("opencl", "torch", "cpu"))
+    monkeypatch.setattr(registry, "BACKENDS", rows)
+    monkeypatch.delenv(kernelkit_opencl.DEVICE_ENV, raising=False)
+    return registry
+
+
+def _next_after_opencl() -> str:
+    return next(name for name in ("torch", "cpu") if registry.unavailable_reason(name) is None)
+
+
+def test_the_probe_is_kernelkits(monkeypatch):
+    monkeypatch.setattr(kernelkit_opencl, "probe", lambda: "kernelkit's reason")
+    assert opencl.probe() == "kernelkit's reason"
+
+
+def test_only_a_device_that_builds_nothing_means_opencl_cannot_run_and_auto_moves_on(
+    monkeypatch, fresh_registry, capsys
+):
+    monkeypatch.setattr(kernelkit_opencl, "reports", lambda: [WHEEL_POCL_ON_ZEN5])
+    reason = registry.unavailable_reason("opencl")
+    assert "no OpenCL device passed the probe" in reason
+    assert "unknown target CPU 'generic'" in reason and "apt-get install pocl-opencl-icd" in reason
+    assert backend.select("auto")[0] == _next_after_opencl()
+    with pytest.raises(BackendUnavailableError, match="unknown target CPU"):
+        backend.select("opencl")
+    from vidmag.cli import main
+
+    assert main(["backends"]) == 0
+    reasons = [row for row in capsys.readouterr().out.splitlines() if row.startswith("opencl:")]
+    assert len(reasons) == 1 and "unknown target CPU 'generic'" in reasons[0]
+
+
+def test_a_pinned_device_that_does_not_exist_stops_auto(monkeypatch, fresh_registry):
+    # VIDMAG_OPENCL_DEVICE=abc used to make "auto" move on to torch without a word
+    monkeypatch.setenv(kernelkit_opencl.DEVICE_ENV, "abc")
+    with pytest.raises(BackendUnavailableError) as error:
+        backend.select("auto")
+    message = str(error.value)
+    assert "'opencl'" in message and "KERNELKIT_OPENCL_DEVICE='abc'" in message
+    assert "PLATFORM:DEVICE" in message  # the reason: what the value should look like
+
+
+def test_a_pinned_device_that_fails_its_probe_stops_auto(monkeypatch, fresh_registry):
+    monkeypatch.setattr(kernelkit_opencl, "reports", lambda: [WHEEL_POCL_ON_ZEN5])
+    monkeypatch.setenv(kernelkit_opencl.DEVICE_ENV, "0:0")
+    with pytest.raises(BackendUnavailableError, match="unknown target CPU 'generic'") as error:
+        backend.select("auto")
+    assert "KERNELKIT_OPENCL_DEVICE='0:0'" in str(error.value)
+
+
+def test_unpinned_auto_is_unchanged_and_a_blank_pin_is_no_pin(monkeypatch, fresh_registry):
+    monkeypatch.setattr(kernelkit_opencl, "reports", lambda: [WHEEL_POCL_ON_ZEN5])
+    monkeypatch.setenv(kernelkit_opencl.DEVICE_ENV, "  ")
+    assert opencl.pinned_by() is None
+    assert backend.select("auto")[0] == _next_after_opencl()
+
+
+def test_a_pinned_device_that_runs_is_used(monkeypatch, require_backend, fresh_registry):
+    require_backend("opencl")
+    report, _ = kernelkit_opencl.choose()
+    monkeypatch.setenv(kernelkit_opencl.DEVICE_ENV, f"{report.platform_index}:{report.device_index}")
+    assert backend.select("auto")[0] == "opencl"
+
+
+def test_the_old_variable_means_nothing_now(monkeypatch, require_backend, fresh_registry):
+    require_backend("opencl")
+    monkeypatch.setenv("VIDMAG_OPENCL_DEVICE", "abc")
+    assert registry.unavailable_reason("opencl") is None
