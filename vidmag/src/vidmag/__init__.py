@@ -7,7 +7,7 @@ frames; ``PRESETS`` holds the paper's runs. Importing vidmag imports no GPU libr
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from vidmag.pipelines import magnify
+from vidmag.pipelines import SaturationWarning, magnify
 from vidmag.presets import PRESETS, Preset
 
 try:
@@ -15,7 +15,7 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["PRESETS", "Preset", "__version__", "magnify", "magnify_file"]
+__all__ = ["PRESETS", "Preset", "SaturationWarning", "__version__", "magnify", "magnify_file"]
 
 
 def __getattr__(name: str) -> Any:

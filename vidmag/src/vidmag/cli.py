@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 
 EXAMPLES = """\
@@ -137,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--backend", metavar="NAME", default=argparse.SUPPRESS,
                       help="'auto' (default) or a backend name")
     demo.add_argument("--seconds", type=float, metavar="S", default=argparse.SUPPRESS,
-                      help="length of the synthetic clip in seconds (default 10)")
+                      help="length of the synthetic clip in seconds, 2.5 to 60 (default 10)")
     return parser
 
 
@@ -211,8 +212,20 @@ def _one_line(error: BaseException) -> str:
     return " ".join(text.split())
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    # A warning is one line, like an error, and says it is one: no source line of vidmag's under it.
+    print(f"vidmag: warning: {_one_line(Warning(message))}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``vidmag`` command with `argv` (default: ``sys.argv[1:]``); return the exit status."""
+    with warnings.catch_warnings():
+        if not os.environ.get("VIDMAG_DEBUG"):
+            warnings.showwarning = _show_warning
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from vidmag.backend.registry import BackendUnavailableError
     from vidmag.io import VideoFormatError
 

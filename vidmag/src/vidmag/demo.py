@@ -25,8 +25,11 @@ import numpy as np
 from scipy.special import erf
 
 from vidmag import io
+from vidmag.params import check_integer, check_number
 
 __all__ = [
+    "MAX_SECONDS",
+    "MIN_SECONDS",
     "DemoClip",
     "DemoResult",
     "PulseMeasurement",
@@ -35,6 +38,15 @@ __all__ = [
     "run_demo",
     "synthesise",
 ]
+
+#: Shortest clip :func:`run_demo` makes, s: three periods of the 1.2 Hz pulse. The spectrum's bins are then
+#: at most 0.4 Hz apart, so the measured peaks land within 0.2 Hz of the pulse and of the 2 Hz vibration,
+#: clear of the drift below 0.3 Hz; shorter clips give peaks a bin away from the truth, and a fraction of a
+#: second gives no pulse at all.
+MIN_SECONDS = 2.5
+#: Longest clip :func:`run_demo` makes, s: the demo holds the clip and both results in memory (about 5 MB
+#: per second at 30 fps, so some 0.3 GB at this length, on top of the libraries).
+MAX_SECONDS = 60.0
 
 #: Colour direction of the pulse, grey levels per unit amplitude (red leads, as with blood volume).
 PULSE_RGB = np.array([1.0, 0.55, 0.4])
@@ -111,8 +123,29 @@ def synthesise(
     Returns
     -------
     DemoClip
+
+    Raises
+    ------
+    TypeError
+        A parameter is not a number (strings are refused); the message names it.
+    ValueError
+        A parameter is out of range: `seconds`, `fs` and the amplitudes must be > 0 (`noise` >= 0),
+        the clip must have at least one frame, and the frame at least 16 x 32 pixels (patch and edge).
     """
+    seconds, fs = _positive("seconds", seconds), _positive("fs", fs)
+    height, width = check_integer("height", height), check_integer("width", width)
+    if height < 16 or width < 32:
+        raise ValueError(f"height and width must be at least 16 and 32 pixels, got {height} x {width}")
+    pulse_hz, vibration_hz = _positive("pulse_hz", pulse_hz), _positive("vibration_hz", vibration_hz)
+    pulse_amplitude = check_number("pulse_amplitude", pulse_amplitude)
+    vibration_px = check_number("vibration_px", vibration_px)
+    noise = check_number("noise", noise)
+    if noise < 0:
+        raise ValueError(f"noise must be >= 0 grey levels, got {noise}")
+    seed = check_integer("seed", seed)
     n_frames = round(seconds * fs)
+    if n_frames < 1:
+        raise ValueError(f"seconds * fs must give at least one frame, got {seconds} s at {fs} Hz")
     t = np.arange(n_frames) / fs
     rng = np.random.default_rng(seed)
     rows = np.arange(height)[:, None]
@@ -357,8 +390,15 @@ def _plot(path: str, clip: DemoClip, before: PulseMeasurement, after: PulseMeasu
         figure.savefig(tmp, format="png", dpi=100)
 
 
+def _positive(name: str, value: object) -> float:
+    number = check_number(name, value)
+    if number <= 0:
+        raise ValueError(f"{name} must be > 0, got {number}")
+    return number
+
+
 def run_demo(
-    out_dir: str | os.PathLike = "demo-output",
+    out_dir: str | bytes | os.PathLike = "demo-output",
     *,
     seconds: float = 10.0,
     backend: str = "auto",
@@ -367,30 +407,66 @@ def run_demo(
 ) -> DemoResult:
     """Synthesise the demonstration clip, magnify its colour and its motion, write videos and a plot.
 
+    Every argument is checked before anything is created: on bad input no directory or file is made.
+
     Parameters
     ----------
-    out_dir : str or os.PathLike
-        Directory for ``colour.mp4``, ``motion.mp4`` and ``pulse.png``; created if missing.
+    out_dir : str, bytes or os.PathLike
+        Directory for ``colour.mp4``, ``motion.mp4`` and ``pulse.png``; created if missing (with its
+        parents). If it exists it must be a directory, and those three names in it must not be directories;
+        files of those names are replaced.
     seconds : float
-        Length of the synthetic clip, s (at 30 fps).
+        Length of the synthetic clip, s (at 30 fps), from :data:`MIN_SECONDS` (2.5, what the pulse
+        measurement needs) to :data:`MAX_SECONDS` (60, to keep the memory used small).
     backend : str
-        Backend for the magnification (``"auto"`` or a name).
+        Backend for the magnification (``"auto"`` or a name from ``vidmag backends``).
     colour_alpha : float
         Amplification of the colour pulse (``gaussian_ideal``, pass band 0.9-1.5 Hz, default semantics:
-        the pulse's amplitude is multiplied by ``1 + colour_alpha``).
+        the pulse's amplitude is multiplied by ``1 + colour_alpha``), >= 0.
     motion_alpha : float
-        Amplification of the edge's motion (``laplacian_butterworth``, 1.5-2.5 Hz, lambda_c 16).
+        Amplification of the edge's motion (``laplacian_butterworth``, 1.5-2.5 Hz, lambda_c 16), >= 0.
 
     Returns
     -------
     DemoResult
+
+    Raises
+    ------
+    TypeError
+        `out_dir` is not a path, `backend` not a string, a number is not a number (strings are refused).
+    ValueError
+        `seconds` is not finite or outside its range, an alpha is negative or not finite, `backend` is not
+        a backend's name.
+    NotADirectoryError, IsADirectoryError
+        `out_dir` (or a parent) is a file, or an output name in it is a directory.
+    vidmag.backend.BackendUnavailableError
+        The named backend cannot run here.
     """
     from vidmag import magnify
     from vidmag.backend import select
 
-    out_dir = os.fspath(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
+    out_dir = io.as_path("out_dir", out_dir)
+    seconds = check_number("seconds", seconds)
+    if not MIN_SECONDS <= seconds <= MAX_SECONDS:
+        raise ValueError(
+            f"seconds must be from {MIN_SECONDS:g} (three periods of the 1.2 Hz pulse, the least its "
+            f"measurement needs) to {MAX_SECONDS:g} (the clip is held in memory), got {seconds:g}"
+        )
+    colour_alpha = check_number("colour_alpha", colour_alpha)
+    motion_alpha = check_number("motion_alpha", motion_alpha)
+    for name, alpha in (("colour_alpha", colour_alpha), ("motion_alpha", motion_alpha)):
+        if alpha < 0:
+            raise ValueError(f"{name} must be >= 0, got {alpha:g}")
+    if not isinstance(backend, str):
+        raise TypeError(
+            f"backend must be a string ('auto' or a backend's name), got {type(backend).__name__}"
+        )
     backend, _ = select(backend)
+    colour_video = os.path.join(out_dir, "colour.mp4")
+    motion_video = os.path.join(out_dir, "motion.mp4")
+    plot = os.path.join(out_dir, "pulse.png")
+    _check_out_dir(out_dir, (colour_video, motion_video, plot))
+    os.makedirs(out_dir, exist_ok=True)
     clip = synthesise(seconds=seconds)
     start = time.perf_counter()
     colour = magnify(
@@ -402,9 +478,6 @@ def run_demo(
         alpha=motion_alpha, lambda_c=16.0, fl=1.5, fh=2.5, chrom_attenuation=0.0,
     )
     elapsed = time.perf_counter() - start
-    colour_video = os.path.join(out_dir, "colour.mp4")
-    motion_video = os.path.join(out_dir, "motion.mp4")
-    plot = os.path.join(out_dir, "pulse.png")
     _write_side_by_side(colour_video, clip.frames, colour, clip.fs)
     _write_side_by_side(motion_video, clip.frames, motion, clip.fs)
     pulse_before = measure_pulse(clip.frames, clip.patch, clip.fs)
@@ -422,3 +495,17 @@ def run_demo(
         backend=backend,
         seconds=elapsed,
     )
+
+
+def _check_out_dir(out_dir: str, outputs: tuple[str, ...]) -> None:
+    """What ``os.makedirs`` and the writes would trip over, found before anything is created."""
+    existing = os.path.abspath(out_dir)
+    while not os.path.exists(existing):  # the deepest part of the path that exists must be a directory
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise NotADirectoryError(f"out_dir: {existing!r} is a file, not a directory (out_dir {out_dir!r})")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(f"out_dir: {existing!r} is not writable")
+    for path in outputs:
+        if os.path.isdir(path):
+            raise IsADirectoryError(f"out_dir: {path!r} is a directory; the demo writes a file of that name")

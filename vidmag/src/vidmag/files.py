@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from vidmag import io
+from vidmag.params import check_bool, check_integer, check_number
 
 __all__ = ["MagnifyResult", "magnify_file"]
 
@@ -96,10 +97,10 @@ def _resolve_pipeline(
                 "(give a preset or a pipeline, not two different ones)"
             )
         merged = {**preset_params, **params}
-        return preset_pipeline, float(preset_fs if fs is None else fs), merged
+        return preset_pipeline, float(preset_fs) if fs is None else fs, merged
     if pipeline is None:
         raise TypeError("magnify_file() needs preset= or pipeline=")
-    return pipeline, float(container_fps if fs is None else fs), dict(params)
+    return pipeline, float(container_fps) if fs is None else fs, dict(params)
 
 
 # Pipelines that read the whole clip once before the first output frame exists.
@@ -179,8 +180,8 @@ class _Progress:
 
 
 def magnify_file(
-    src: str | os.PathLike,
-    dst: str | os.PathLike,
+    src: str | bytes | os.PathLike,
+    dst: str | bytes | os.PathLike,
     *,
     preset: str | None = None,
     pipeline: str | None = None,
@@ -201,11 +202,14 @@ def magnify_file(
 
     Parameters
     ----------
-    src : str or os.PathLike
-        Any video FFmpeg decodes. Every pixel format (grayscale included) is converted to 8-bit RGB.
-    dst : str or os.PathLike
-        Output file, ending in ``.mp4`` (or ``.m4v``, ``.mov``, ``.mkv``). Its directory must exist. It is
-        written under a temporary name in that directory and renamed when complete: on any failure
+    src : str, bytes or os.PathLike
+        Any video file FFmpeg decodes. Every pixel format (grayscale included) is converted to 8-bit RGB. It
+        must be a regular file: it is read more than once, which a pipe (``<(...)``, a FIFO) cannot be. A
+        still image (PNG, JPEG) is refused: it has no frame rate.
+    dst : str, bytes or os.PathLike
+        Output file, ending in ``.mp4`` (or ``.m4v``, ``.mov``, ``.mkv``). Its directory must exist, and it
+        must not be `src` (under any spelling, symbolic or hard link: refused before anything is written).
+        It is written under a temporary name in that directory and renamed when complete: on any failure
         (bad parameter, unreadable input, encoder error, KeyboardInterrupt) neither `dst` nor a temporary is
         left behind, and an existing `dst` is left untouched.
     preset : str or None
@@ -216,7 +220,8 @@ def magnify_file(
         required when `preset` is None.
     fs : float or None
         Sampling rate of the frames in Hz, used by the temporal filters. None: the preset's fs, else the
-        container's frame rate. The output's frame rate is always the source container's rate.
+        container's frame rate. The output's frame rate is always the source container's rate. Numbers
+        here and in `params` may be Python or numpy numbers; strings are refused.
     backend : str
         ``"auto"`` or a backend name (see ``vidmag backends``); a named backend that cannot run raises.
     compat : {None, "mit"}
@@ -234,6 +239,7 @@ def magnify_file(
         transcoded to AAC). Cut where the video ends.
     progress : bool or callable
         True: a progress bar on stderr. A callable is called with the number of frames done.
+        The flags take ``True``/``False`` (or numpy bools) only: ``"no"`` is a TypeError, not a yes.
     **params
         The pipeline's parameters: ``alpha``, ``level``, ``lambda_c``, ``fl``, ``fh``, ``r1``, ``r2``,
         ``chrom_attenuation`` (see :func:`vidmag.magnify`).
@@ -248,9 +254,16 @@ def magnify_file(
     FileNotFoundError
         `src` or `dst`'s directory does not exist.
     vidmag.io.VideoFormatError
-        `src` is not a decodable video or has no frames (a ValueError).
+        `src` is not a decodable video, has no frames or is a still image (a ValueError).
     TypeError, ValueError
-        A missing, unknown or out-of-range parameter; the message names it.
+        A missing, unknown, mistyped or out-of-range parameter; `dst` is `src`; `src` is a pipe. The
+        message names the parameter.
+
+    Warns
+    -----
+    vidmag.SaturationWarning
+        `alpha` is so large that the output is clipped at 0 or 255 far more than the input (see
+        :func:`vidmag.pipelines.run`).
     vidmag.backend.BackendUnavailableError
         The named backend cannot run here; the message says why.
 
@@ -262,12 +275,21 @@ def magnify_file(
     Backends: whichever `backend` names; decoding and encoding run on the CPU (FFmpeg through PyAV).
     """
     start = time.perf_counter()
+    src = io.as_path("src", src)
+    dst = io.as_path("dst", dst)
     quality = _check_quality(quality)
-    if encoder_preset not in _X264_PRESETS:
+    if not isinstance(encoder_preset, str) or encoder_preset not in _X264_PRESETS:
         raise ValueError(f"encoder_preset: {encoder_preset!r} is not one of {', '.join(_X264_PRESETS)}")
+    side_by_side = check_bool("side_by_side", side_by_side)
+    audio = check_bool("audio", audio)
+    if not callable(progress):
+        progress = check_bool("progress", progress)
+    if fs is not None:
+        fs = check_number("fs", fs)
     out_path = io.check_destination(dst, suffixes=tuple(io.CONTAINER_FOR_SUFFIX))
     container_format = io.CONTAINER_FOR_SUFFIX[os.path.splitext(out_path)[1].lower()]
-    info = io.probe(src)
+    io.check_not_source(src, dst)
+    info = io.probe(src)  # refuses a pipe before opening it, and a still image
     pipeline_name, fs_hz, run_params = _resolve_pipeline(preset, pipeline, fs, compat, params, info.fps)
 
     # Imported here: vidmag/__init__.py imports this module, and these import the package.
@@ -296,12 +318,13 @@ def magnify_file(
         # from the data (frame too small for the level, too few frames) fails with nothing to clean up.
         first = next(magnified, None)
         if first is None:
-            raise ValueError(f"src: {os.fspath(src)!r}: the pipeline produced no frames from this clip")
+            raise ValueError(f"src: {src!r}: the pipeline produced no frames from this clip")
         height, width = first.shape[:2]
         if side_by_side:
             originals = io.read_frames(src)
             width *= 2
-        with io.atomic_output(out_path) as tmp, io.VideoWriter(
+        # atomic_output gets the path as given, so that its errors name what the caller wrote.
+        with io.atomic_output(dst) as tmp, io.VideoWriter(
             tmp,
             width=width,
             height=height,
@@ -348,6 +371,11 @@ def _next_original(originals: Iterator[np.ndarray]) -> np.ndarray:
 
 
 def _check_quality(quality: int) -> int:
-    if isinstance(quality, bool) or not isinstance(quality, (int, np.integer)) or not 0 <= quality <= 51:
-        raise ValueError(f"quality: x264 CRF must be an integer from 0 (lossless) to 51, got {quality!r}")
-    return int(quality)
+    message = f"quality: x264 CRF must be an integer from 0 (lossless) to 51, got {quality!r}"
+    try:
+        value = check_integer("quality", quality)  # a TypeError for a string or a bool
+    except ValueError:
+        raise ValueError(message) from None
+    if not 0 <= value <= 51:
+        raise ValueError(message)
+    return value

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,8 +33,11 @@ __all__ = [
     "VideoFormatError",
     "VideoInfo",
     "VideoWriter",
+    "as_path",
     "atomic_output",
     "check_destination",
+    "check_not_source",
+    "check_rereadable",
     "frame_source",
     "pad_to_even",
     "probe",
@@ -52,7 +56,70 @@ CONTAINER_FOR_SUFFIX = {".mp4": "mp4", ".m4v": "mp4", ".mov": "mov", ".mkv": "ma
 
 
 class VideoFormatError(ValueError):
-    """The source cannot be read as video (not a video file, corrupt, no frames)."""
+    """The source cannot be read as video (not a video file, corrupt, no frames, a still image)."""
+
+
+# FFmpeg's demuxers of single images: "image2" and the "<format>_pipe" family (png_pipe, jpeg_pipe, ...).
+# They report FFmpeg's default 25 fps, which is no frame rate of anything.
+_IMAGE_DEMUXERS = ("image2", "image2pipe")
+# Codecs of still pictures; a stream of them is a video only when it holds more than one frame.
+_IMAGE_CODECS = frozenset({
+    "png", "apng", "mjpeg", "jpegls", "jpeg2000", "jpegxl", "bmp", "tiff", "webp", "gif", "ppm", "pgm",
+    "pgmyuv", "pbm", "pam", "qoi", "targa", "sgi", "dds", "exr", "hdr", "pcx", "xbm", "xpm", "xwd", "sunrast",
+})
+
+
+def as_path(name: str, value: object) -> str:
+    """`value` as a ``str`` path: a ``str``, ``bytes`` (decoded with :func:`os.fsdecode`) or ``os.PathLike``.
+
+    Raises
+    ------
+    TypeError
+        Anything else (None, a number, an open file, an array); the message names `name`.
+    """
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"{name} must be a path (str, bytes or os.PathLike), got {type(value).__name__} {value!r}"
+        )
+    path = os.fsdecode(value)
+    if not path:
+        raise ValueError(f"{name} must be a path, got an empty string")
+    if "\0" in path:
+        raise ValueError(f"{name} must not contain a NUL character, got {path!r}")
+    return path
+
+
+def check_rereadable(path: str | bytes | os.PathLike, name: str = "src") -> str:
+    """Check that `path` names a regular file, which can be opened and read more than once; return it.
+
+    A pipe (``/dev/fd/N`` of a shell's process substitution ``<(...)``, a FIFO made by ``mkfifo``), a
+    socket or a character device (a terminal, ``/dev/stdin``) gives its data once: opening it again gives
+    what is left, or nothing. Everything that reads a source more than once (:func:`probe` followed by a
+    read, the two passes of the ideal pipelines, ``side_by_side``, the audio track) refuses such a path up
+    front, before opening it, instead of failing on data the first reading consumed.
+
+    Raises
+    ------
+    FileNotFoundError, IsADirectoryError
+        `path` does not exist or is a directory.
+    ValueError
+        `path` is a pipe, socket or device.
+    """
+    path = as_path(name, path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{name}: no such file: {path!r}") from None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{name}: is a directory, not a video file: {path!r}")
+    if not stat.S_ISREG(mode):
+        kind = "a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        raise ValueError(
+            f"{name}: {path!r} is {kind}, not a regular file: its data can be read only once, and vidmag "
+            "reads a source more than once (a probe first, the ideal pipelines twice); save it to a file "
+            "first"
+        )
+    return path
 
 
 @dataclass(frozen=True)
@@ -87,8 +154,8 @@ class VideoInfo:
     audio_codec: str | None
 
 
-def _open_input(path: str | os.PathLike) -> av.container.InputContainer:
-    path = os.fspath(path)
+def _open_input(path: str | bytes | os.PathLike) -> av.container.InputContainer:
+    path = as_path("src", path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"src: no such file: {path!r}")
     if os.path.isdir(path):
@@ -111,13 +178,13 @@ def _rate_of(stream: av.video.stream.VideoStream) -> Fraction | None:
     return None
 
 
-def probe(path: str | os.PathLike) -> VideoInfo:
+def probe(path: str | bytes | os.PathLike) -> VideoInfo:
     """Open a video, check that its first frame decodes, and describe it.
 
     Parameters
     ----------
-    path : str or os.PathLike
-        Any file FFmpeg reads that holds a video stream.
+    path : str, bytes or os.PathLike
+        A regular file FFmpeg reads that holds a video stream.
 
     Returns
     -------
@@ -127,27 +194,41 @@ def probe(path: str | os.PathLike) -> VideoInfo:
     ------
     FileNotFoundError
         `path` does not exist.
+    ValueError
+        `path` is a pipe or a device, whose data a probe would consume (see :func:`check_rereadable`).
     VideoFormatError
-        `path` is not a readable video, has no video stream, no decodable frame, or no known frame rate.
+        `path` is not a readable video, has no video stream, no decodable frame, or no known frame rate, or
+        it is a still image (a PNG, a JPEG: an image format, or a single frame of an image codec), which
+        has no frame rate and nothing that changes over time.
     """
+    path = check_rereadable(path)
     container = _open_input(path)
     try:
         stream = container.streams.video[0]
-        first = next(_decode(container, os.fspath(path)), None)
+        frames = _decode(container, path)
+        first = next(frames, None)
         if first is None:
-            raise VideoFormatError(f"src: {os.fspath(path)!r} has no video frames")
+            raise VideoFormatError(f"src: {path!r} has no video frames")
+        codec = stream.codec_context.name
+        demuxer = container.format.name
+        image_demuxer = demuxer in _IMAGE_DEMUXERS or demuxer.endswith("_pipe")
+        if image_demuxer or (codec in _IMAGE_CODECS and next(frames, None) is None):
+            raise VideoFormatError(
+                f"src: {path!r} is a still image ({codec}, read by FFmpeg's {demuxer!r}), not a video: it "
+                "has no frame rate and nothing changes over time; give a video file"
+            )
         fps = _rate_of(stream)
         if fps is None:
-            raise VideoFormatError(f"src: {os.fspath(path)!r} does not state a frame rate")
+            raise VideoFormatError(f"src: {path!r} does not state a frame rate")
         audio = container.streams.audio
         return VideoInfo(
-            path=os.fspath(path),
+            path=path,
             width=int(first.width),
             height=int(first.height),
             fps=fps,
             n_frames=int(stream.frames) or None,
             pix_fmt=str(first.format.name),
-            codec=stream.codec_context.name,
+            codec=codec,
             audio_codec=audio[0].codec_context.name if audio else None,
         )
     finally:
@@ -166,34 +247,36 @@ def _decode(container: av.container.InputContainer, path: str) -> Iterator[av.Vi
         raise VideoFormatError(f"src: {path!r}: decoding failed after {index} frames: {exc}") from None
 
 
-def read_frames(path: str | os.PathLike) -> Iterator[np.ndarray]:
+def read_frames(path: str | bytes | os.PathLike) -> Iterator[np.ndarray]:
     """Decode a video's first video stream frame by frame.
 
     Parameters
     ----------
-    path : str or os.PathLike
-        Any file FFmpeg reads.
+    path : str, bytes or os.PathLike
+        Any file FFmpeg reads (a pipe too: it is read once).
 
     Yields
     ------
     numpy.ndarray
         uint8 (H, W, 3) RGB frames, in presentation order. Any pixel format is converted to rgb24.
     """
+    path = as_path("src", path)
     container = _open_input(path)
     try:
-        for frame in _decode(container, os.fspath(path)):
+        for frame in _decode(container, path):
             yield frame.to_ndarray(format="rgb24")
     finally:
         container.close()
 
 
-def frame_source(path: str | os.PathLike) -> Callable[[], Iterator[np.ndarray]]:
+def frame_source(path: str | bytes | os.PathLike) -> Callable[[], Iterator[np.ndarray]]:
     """A zero-argument callable returning a fresh frame iterator over `path` at each call.
 
     Multi-pass pipelines call it once per pass; each pass re-opens the file, so nothing is kept in memory
-    between passes.
+    between passes. A pipe or device cannot be re-opened for a second pass and is refused here (a
+    ``ValueError``, see :func:`check_rereadable`).
     """
-    path = os.fspath(path)
+    path = check_rereadable(path)
 
     def source() -> Iterator[np.ndarray]:
         return read_frames(path)
@@ -422,12 +505,12 @@ class _AudioCarrier:
         self._source.close()
 
 
-def check_destination(dst: str | os.PathLike, *, suffixes: tuple[str, ...] | None = None) -> str:
+def check_destination(dst: str | bytes | os.PathLike, *, suffixes: tuple[str, ...] | None = None) -> str:
     """Check that `dst` can be written, without creating anything; return it as an absolute path.
 
     Parameters
     ----------
-    dst : str or os.PathLike
+    dst : str, bytes or os.PathLike
         The file to be written. Its directory must exist and be writable; `dst` itself may exist (it is
         replaced) but must not be a directory.
     suffixes : tuple of str or None
@@ -435,15 +518,18 @@ def check_destination(dst: str | os.PathLike, *, suffixes: tuple[str, ...] | Non
 
     Raises
     ------
+    TypeError
+        `dst` is not a path.
     FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError, ValueError
         With a message naming `dst` and what is wrong.
     """
-    path = os.path.abspath(os.fspath(dst))
+    given = as_path("dst", dst)
+    path = os.path.abspath(given)
     directory = os.path.dirname(path)
     if os.path.isdir(path):
-        raise IsADirectoryError(f"dst: {os.fspath(dst)!r} is a directory; give a file name")
+        raise IsADirectoryError(f"dst: {given!r} is a directory; give a file name")
     if suffixes is not None and os.path.splitext(path)[1].lower() not in suffixes:
-        raise ValueError(f"dst: {os.fspath(dst)!r} must end in one of {', '.join(suffixes)}")
+        raise ValueError(f"dst: {given!r} must end in one of {', '.join(suffixes)}")
     if not os.path.exists(directory):
         raise FileNotFoundError(f"dst: directory {directory!r} does not exist")
     if not os.path.isdir(directory):
@@ -451,6 +537,37 @@ def check_destination(dst: str | os.PathLike, *, suffixes: tuple[str, ...] | Non
     if not os.access(directory, os.W_OK | os.X_OK):
         raise PermissionError(f"dst: directory {directory!r} is not writable")
     return path
+
+
+def check_not_source(src: str | bytes | os.PathLike, dst: str | bytes | os.PathLike) -> None:
+    """Refuse a destination that is the source file itself, before anything is written.
+
+    Writing the result over its own input would lose the input (and the ideal pipelines read it twice). The
+    same file can hide behind another spelling (``./../dir/clip.mp4``), a symbolic link or a hard link, so
+    an existing `dst` is compared with `src` by device and inode (``os.stat``, which follows links); a
+    `dst` that does not exist yet is compared by its resolved path.
+
+    Raises
+    ------
+    ValueError
+        `dst` is `src`; the message names the output (``dst``, ``-o``/``--output`` on the command line).
+    """
+    src_path, dst_path = as_path("src", src), as_path("dst", dst)
+    try:
+        src_stat = os.stat(src_path)
+    except OSError:
+        return  # no source, no file to lose: reading it will say what is wrong
+    try:
+        dst_stat = os.stat(dst_path)
+    except FileNotFoundError:
+        same = os.path.realpath(dst_path) == os.path.realpath(src_path)
+    else:
+        same = (dst_stat.st_dev, dst_stat.st_ino) == (src_stat.st_dev, src_stat.st_ino)
+    if same:
+        raise ValueError(
+            f"dst: the output (-o/--output) {dst_path!r} is the input file {src_path!r} (the same file, "
+            "through another name or a link); writing it would replace the input: choose another output"
+        )
 
 
 @contextlib.contextmanager
@@ -461,19 +578,35 @@ def atomic_output(dst: str | os.PathLike) -> Iterator[str]:
     ends in ``.tmp`` plus `dst`'s suffix. An exception of any kind, KeyboardInterrupt included, removes it
     and leaves an existing `dst` untouched.
     """
-    path = os.path.abspath(os.fspath(dst))
+    given = as_path("dst", dst)
+    path = os.path.abspath(given)
     directory, name = os.path.split(path)
     suffix = os.path.splitext(name)[1]
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=f".tmp{suffix}")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=f".tmp{suffix}")
+    except OSError as error:
+        # The temporary's name means nothing to the caller, who gave `dst`: name that instead.
+        raise _about_destination(error, given) from None
     os.close(fd)
     try:
         yield tmp
-        # mkstemp makes the file private (0600); give the result the permissions a new file would get.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        try:
+            # mkstemp makes the file private (0600); give the result the permissions a new file would get.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, path)
+        except OSError as error:
+            raise _about_destination(error, given) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _about_destination(error: OSError, dst: str) -> OSError:
+    """`error` (an OSError about the temporary file) as the same kind of error about `dst`."""
+    message = f"dst: cannot write {dst!r}: {error.strerror or error}"
+    if error.errno is None:
+        return type(error)(message)
+    return type(error)(error.errno, message)

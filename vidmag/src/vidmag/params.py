@@ -2,16 +2,22 @@
 
 :func:`check_parameters` checks what can be checked without frames (names, types, ranges that depend only
 on ``fs`` and the semantics); :func:`make_plan` adds the checks that need the frame size and, when known, the
-frame count, and returns the :class:`Plan` every backend runs from. Unknown or missing parameters are a
-``TypeError`` naming them; bad values a ``ValueError`` naming the parameter and the allowed range.
+frame count, and returns the :class:`Plan` every backend runs from. Unknown or missing parameters, and
+values of the wrong type (a string or a bool where a number belongs), are a ``TypeError`` naming them; bad
+values a ``ValueError`` naming the parameter and the allowed range. :func:`check_number`,
+:func:`check_integer` and :func:`check_bool` are the rules for numbers and flags that every public function
+of vidmag applies.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 from vidmag._reference.gains import level_gains
 from vidmag._reference.pipelines import MIT_UNREAD_TAIL
@@ -36,10 +42,59 @@ MIN_SIDE = 5
 MIN_SIDE_LAPLACIAN = 10
 
 
-def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+def check_number(name: str, value: Any) -> float:
+    """`value` as a float, if it is a finite real number; the one rule for numbers throughout vidmag.
+
+    Python ``int`` and ``float``, numpy integer and floating scalars (``np.int64(30)``, ``np.float32(0.5)``)
+    and other real numbers (``fractions.Fraction``) are numbers. Strings are not (``"30"`` is refused, never
+    converted), nor are ``bool`` and numpy bools (a flag given where a number belongs is a mistake), nor
+    arrays.
+
+    Raises
+    ------
+    TypeError
+        `value` is not a real number; the message names `name`.
+    ValueError
+        `value` is NaN or infinite.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a number (int, float or a numpy number), got {type(value).__name__} {value!r}"
+        )
+    number = float(value)
+    if not math.isfinite(number):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return float(value)
+    return number
+
+
+def check_integer(name: str, value: Any) -> int:
+    """`value` as an int, if it is a number (see :func:`check_number`) with an integral value.
+
+    ``3``, ``np.int64(3)`` and ``3.0`` are accepted; ``3.5`` is a ``ValueError``, ``"3"`` a ``TypeError``.
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    number = check_number(name, value)
+    if not number.is_integer():
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    return int(number)
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """`value` as a bool, if it is ``True``/``False`` or a numpy bool.
+
+    Anything else, ``0``/``1`` and the strings ``"yes"``/``"no"``/``"False"`` included, is refused: a string
+    is always truthy, so taking it would silently turn ``"no"`` into yes.
+
+    Raises
+    ------
+    TypeError
+        `value` is not a bool; the message names `name`.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
 
 
 def check_parameters(pipeline: str, fs: Any, compat: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -65,33 +120,36 @@ def check_parameters(pipeline: str, fs: Any, compat: Any, params: dict[str, Any]
     missing = [p for p in expected if p not in params]
     if missing:
         raise TypeError(f"{pipeline} is missing required parameter(s) {', '.join(missing)}")
-    fs = _number("fs", fs)
+    fs = check_number("fs", fs)
     if fs <= 0:
         raise ValueError(f"fs must be > 0 Hz, got {fs}")
     out: dict[str, Any] = {}
-    alpha = _number("alpha", params["alpha"])
+    alpha = check_number("alpha", params["alpha"])
     if alpha < 0:
         raise ValueError(f"alpha must be >= 0, got {alpha}")
     out["alpha"] = alpha
-    ca = _number("chrom_attenuation", params["chrom_attenuation"])
+    ca = check_number("chrom_attenuation", params["chrom_attenuation"])
     if ca < 0:
         raise ValueError(f"chrom_attenuation must be >= 0, got {ca}")
     out["chrom_attenuation"] = ca
     if "lambda_c" in expected:
-        lambda_c = _number("lambda_c", params["lambda_c"])
+        lambda_c = check_number("lambda_c", params["lambda_c"])
         if lambda_c <= 0:
             raise ValueError(f"lambda_c must be > 0 pixels, got {lambda_c}")
         out["lambda_c"] = lambda_c
     if "level" in expected:
         level = params["level"]
-        integral = isinstance(level, int) or (isinstance(level, float) and level.is_integer())
-        if isinstance(level, bool) or not integral or int(level) < 1:
+        try:
+            checked_level = check_integer("level", level)
+        except ValueError:
+            raise ValueError(f"level must be an integer >= 1, got {level!r}") from None
+        if checked_level < 1:
             raise ValueError(f"level must be an integer >= 1, got {level!r}")
-        out["level"] = int(level)
+        out["level"] = checked_level
     if "fl" in expected:
         out.update(_check_band(pipeline, fs, compat, params["fl"], params["fh"]))
     if "r1" in expected:
-        r1, r2 = _number("r1", params["r1"]), _number("r2", params["r2"])
+        r1, r2 = check_number("r1", params["r1"]), check_number("r2", params["r2"])
         for name, r in (("r1", r1), ("r2", r2)):
             if not 0 < r <= 1:
                 raise ValueError(f"{name} must be in (0, 1], got {r}")
@@ -102,7 +160,7 @@ def check_parameters(pipeline: str, fs: Any, compat: Any, params: dict[str, Any]
 
 
 def _check_band(pipeline: str, fs: float, compat: str | None, fl: Any, fh: Any) -> dict[str, float]:
-    fl, fh = _number("fl", fl), _number("fh", fh)
+    fl, fh = check_number("fl", fl), check_number("fh", fh)
     butter = pipeline == "laplacian_butterworth"
     if fl < 0 or (butter and fl == 0):
         raise ValueError(f"fl must be {'> 0' if butter else '>= 0'} Hz, got {fl}")
@@ -224,5 +282,6 @@ def make_plan(
                 f"level must be between 1 and {deepest} for {H} x {W} frames, got {checked['level']}"
             )
     if n_frames is not None:
+        n_frames = check_integer("n_frames", n_frames)
         check_frame_count(pipeline, compat, n_frames)
     return Plan(pipeline, fs, compat, checked, H, W, n_frames)

@@ -8,6 +8,7 @@ code leaves the last 10 frames unread) and hand the frames to the backend's pipe
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,10 +18,45 @@ import numpy as np
 from vidmag import backend as _backend
 from vidmag._reference.colour import to_uint8
 from vidmag._reference.pipelines import MIT_UNREAD_TAIL
-from vidmag.params import PIPELINE_PARAMETERS, check_frame_count, make_plan, output_frames
+from vidmag.params import PIPELINE_PARAMETERS, check_bool, check_frame_count, make_plan, output_frames
 
 #: The four pipelines, by vidmag name.
 PIPELINES = tuple(PIPELINE_PARAMETERS)
+
+#: :class:`SaturationWarning` is given when the share of output bytes at 0 or 255 exceeds the input's share
+#: by more than this (a fraction of all bytes: 0.01 is one percentage point).
+SATURATION_LIMIT = 0.01
+
+
+class SaturationWarning(UserWarning):
+    """The magnification clipped much of the output at 0 or 255: `alpha` is too large for this clip.
+
+    Clipped bytes have lost the amplified variation (and colour, when only some channels clip). The rule,
+    the numbers behind it and what not to expect from it are on the semantics page of the documentation.
+    """
+
+
+def _saturated(frames: Any) -> int:
+    """How many bytes of uint8 `frames` (numpy or torch) are 0 or 255."""
+    # One pass instead of two comparisons: in uint8, x - 1 wraps 0 to 255 and takes 255 to 254.
+    return int(((frames - 1) >= 254).sum())
+
+
+def _warn_if_saturated(
+    alpha: float, in_clipped: int, in_bytes: int, out_clipped: int, out_bytes: int
+) -> None:
+    if not in_bytes or not out_bytes:
+        return
+    before, after = in_clipped / in_bytes, out_clipped / out_bytes
+    if after - before > SATURATION_LIMIT:
+        warnings.warn(
+            SaturationWarning(
+                f"alpha = {alpha:g} saturates the output: {after:.1%} of its bytes are clipped at 0 or 255, "
+                f"against {before:.1%} of the input's; the amplified variation is lost there (lower alpha, "
+                "or chrom_attenuation for colour)"
+            ),
+            stacklevel=3,
+        )
 
 
 def _drop_last(frames: Iterator[np.ndarray], count: int) -> Iterator[np.ndarray]:
@@ -87,18 +123,36 @@ def run(
     Raises
     ------
     TypeError
-        An unknown or missing parameter.
+        An unknown or missing parameter, a value of the wrong type, a `source` that is not callable.
     ValueError
         A bad value, an empty source, frames too small or of the wrong shape / dtype.
     BackendUnavailableError
         The named backend cannot run here.
+
+    Warns
+    -----
+    SaturationWarning
+        When the stream ends, if the share of output bytes at 0 or 255 exceeds the share of input bytes at
+        0 or 255 by more than :data:`SATURATION_LIMIT` (one percentage point): `alpha` is too large.
 
     Notes
     -----
     All validation happens in this call, before the iterator is returned; it reads the first frame.
     Backends: all (``vidmag.backend``).
     """
-    frames = iter(source())
+    if not callable(source):
+        hint = " (for a clip held in an array, use vidmag.magnify)" if hasattr(source, "shape") else ""
+        raise TypeError(
+            "source must be a callable that returns a fresh iterator of uint8 (H, W, 3) frames each time it "
+            f"is called, such as lambda: iter(frames) or vidmag.io.frame_source(path); got "
+            f"{type(source).__name__}{hint}"
+        )
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable or None, got {type(progress).__name__} {progress!r}")
+    try:
+        frames = iter(source())
+    except TypeError as error:
+        raise TypeError(f"source() must return an iterable of frames: {error}") from None
     first = next(frames, None)
     if first is None:
         raise ValueError("frames: the source gave no frames (empty clip)")
@@ -130,14 +184,30 @@ def run(
             )
         counts.append(count)
 
+    # Bytes at 0 or 255, of the input (its first pass, what the backend reads) and of the output.
+    clipped = {"in": 0, "in_bytes": 0, "out": 0, "out_bytes": 0}
+    passes = [0]
+
+    def counted(stream: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+        for frame in stream:
+            clipped["in"] += _saturated(frame)
+            clipped["in_bytes"] += frame.size
+            yield frame
+
     def semantic_source() -> Iterator[np.ndarray]:
-        return _drop_last(frames_read(), MIT_UNREAD_TAIL) if plan.mit else frames_read()
+        passes[0] += 1
+        stream = _drop_last(frames_read(), MIT_UNREAD_TAIL) if plan.mit else frames_read()
+        return counted(stream) if passes[0] == 1 else stream
 
     def produce() -> Iterator[np.ndarray]:
         for done, frame in enumerate(chosen.run(plan, semantic_source), start=1):
+            clipped["out"] += _saturated(frame)
+            clipped["out_bytes"] += frame.size
             yield frame
             if progress is not None:
                 progress(done)
+        _warn_if_saturated(plan.params["alpha"], clipped["in"], clipped["in_bytes"], clipped["out"],
+                           clipped["out_bytes"])
 
     return produce()
 
@@ -178,7 +248,8 @@ def magnify(
     fs, pipeline, backend, compat, **params
         As :func:`run`.
     progress : bool
-        Draw a progress bar with frames/s on stderr.
+        Draw a progress bar with frames/s on stderr (``True``/``False`` or a numpy bool; anything else is a
+        TypeError).
 
     Returns
     -------
@@ -190,6 +261,11 @@ def magnify(
     TypeError, ValueError, BackendUnavailableError
         As :func:`run`; everything is checked before any work.
 
+    Warns
+    -----
+    SaturationWarning
+        As :func:`run`: the output is clipped at 0 or 255 much more than the input.
+
     Notes
     -----
     Backends: all (``vidmag.backend``). A torch tensor runs on the torch backend (``backend="auto"`` or
@@ -199,11 +275,14 @@ def magnify(
     """
     from vidmag.backend.torch import is_tensor  # looks in sys.modules; imports no torch
 
+    progress = check_bool("progress", progress)
     if is_tensor(frames):
         if backend in ("auto", "torch"):
             from vidmag.backend.torch import magnify_tensor
 
-            return magnify_tensor(frames, fs=fs, pipeline=pipeline, compat=compat, **params)
+            out = magnify_tensor(frames, fs=fs, pipeline=pipeline, compat=compat, **params)
+            _warn_if_tensor_saturated(frames, out, params["alpha"])
+            return out
         if frames.device.type != "cpu":
             raise ValueError(
                 f"frames: a torch tensor on {frames.device} runs only on backend='torch' (or 'auto'); "
@@ -230,3 +309,13 @@ def magnify(
     if count != len(out):
         raise RuntimeError(f"backend produced {count} frames, expected {len(out)}")
     return out
+
+
+def _warn_if_tensor_saturated(frames: Any, out: Any, alpha: float) -> None:
+    """:func:`_warn_if_saturated` for a torch clip (uint8, or float in [0, 1]) and its uint8 result."""
+    if frames.dtype.is_floating_point:
+        # The levels that round to 0 or 255 (as magnify_tensor quantises a float clip).
+        in_clipped = int(((frames < 0.5 / 255) | (frames >= 254.5 / 255)).sum())
+    else:
+        in_clipped = _saturated(frames)
+    _warn_if_saturated(float(alpha), in_clipped, frames.numel(), _saturated(out), out.numel())
