@@ -171,6 +171,52 @@ def test_without_the_variable_the_memory_available_is_the_limit(monkeypatch):
         specux.stft(np.zeros(16000, np.float32), n_fft=1 << 46)
 
 
+@pytest.mark.parametrize(
+    "files,want",
+    [
+        # cgroup v2: the parent's limit is the tighter one; reclaimable page cache counts as free
+        (
+            {
+                "/proc/self/cgroup": "0::/jobs/one\n",
+                "/sys/fs/cgroup/jobs/one/memory.max": "max\n",
+                "/sys/fs/cgroup/jobs/memory.max": "1000000\n",
+                "/sys/fs/cgroup/jobs/memory.current": "600000\n",
+                "/sys/fs/cgroup/jobs/memory.stat": "anon 1\ninactive_file 100000\n",
+            },
+            500_000,
+        ),
+        # cgroup v1 without a limit (2**63 rounded down to pages): MemAvailable
+        (
+            {
+                "/proc/self/cgroup": "4:memory:/box\n0::/\n",
+                "/sys/fs/cgroup/memory/box/memory.limit_in_bytes": "9223372036854771712\n",
+                "/sys/fs/cgroup/memory/box/memory.usage_in_bytes": "5000\n",
+            },
+            2048 * 1024,
+        ),
+        # cgroup v1 with a limit below what the host has free
+        (
+            {
+                "/proc/self/cgroup": "4:memory:/box\n",
+                "/sys/fs/cgroup/memory/box/memory.limit_in_bytes": "1500000\n",
+                "/sys/fs/cgroup/memory/box/memory.usage_in_bytes": "1000000\n",
+                "/sys/fs/cgroup/memory/box/memory.stat": "total_inactive_file 0\n",
+            },
+            500_000,
+        ),
+    ],
+    ids=["v2 parent limit", "v1 unlimited", "v1 limit"],
+)
+def test_the_cgroup_limit_caps_the_memory_available(monkeypatch, files, want):
+    files = {"/proc/meminfo": "MemTotal: 4096 kB\nMemAvailable:    2048 kB\n", **files}
+    monkeypatch.setattr(_memory, "_read", files.get)
+    _memory._cgroup_limits.cache_clear()
+    try:
+        assert _memory.available() == want
+    finally:
+        _memory._cgroup_limits.cache_clear()
+
+
 def test_small_requests_do_not_read_the_system(monkeypatch):
     monkeypatch.delenv("SPECUX_MEMORY_LIMIT", raising=False)
 

@@ -24,6 +24,7 @@ temporary: they are meant to stop requests that cannot succeed, not to predict a
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -61,10 +62,12 @@ def _stat(text: str | None, key: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def _cgroup_room() -> int | None:
-    """Bytes left under the tightest memory limit of this process's cgroup and its ancestors (v1 or v2), not
-    counting reclaimable page cache as used; None when no limit is set or none can be read."""
-    rooms = []
+@functools.lru_cache(maxsize=1)
+def _cgroup_limits() -> tuple[tuple[str, int, tuple[str, str]], ...]:
+    """``(folder, limit, (usage file, reclaimable key in memory.stat))`` of every memory limit set on this
+    process's cgroup and its ancestors (v1 or v2), found once: the hierarchy and its limits stay put while a
+    process runs, and walking it costs more than a small transform."""
+    found = []
     for line in (_read("/proc/self/cgroup") or "").splitlines():
         _, controllers, path = line.split(":", 2)
         if controllers == "":  # v2
@@ -77,11 +80,22 @@ def _cgroup_room() -> int | None:
         parts = [p for p in path.split("/") if p]
         for depth in range(len(parts), -1, -1):
             folder = "/".join([root, *parts[:depth]])
-            max_text, used_text = _read(f"{folder}/{files[0]}"), _read(f"{folder}/{files[1]}")
-            if not (max_text and used_text and max_text.strip().isdigit() and used_text.strip().isdigit()):
-                continue  # "max" (v2: no limit) or a level this namespace cannot see
-            used = int(used_text) - _stat(_read(f"{folder}/memory.stat"), files[2])
-            rooms.append(max(0, int(max_text) - max(0, used)))
+            text = (_read(f"{folder}/{files[0]}") or "").strip()
+            # "max" (v2) or v1's "unlimited" (2**63 rounded to pages) set no limit
+            if text.isdigit() and int(text) < 1 << 62:
+                found.append((folder, int(text), files[1:]))
+    return tuple(found)
+
+
+def _cgroup_room() -> int | None:
+    """Bytes left under the tightest cgroup memory limit, not counting reclaimable page cache as used; None
+    when no limit is set or none can be read."""
+    rooms = []
+    for folder, limit, (usage, reclaimable) in _cgroup_limits():
+        used = (_read(f"{folder}/{usage}") or "").strip()
+        if used.isdigit():
+            used_bytes = int(used) - _stat(_read(f"{folder}/memory.stat"), reclaimable)
+            rooms.append(max(0, limit - max(0, used_bytes)))
     return min(rooms) if rooms else None
 
 
