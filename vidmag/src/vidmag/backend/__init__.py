@@ -49,9 +49,11 @@ def select(name: str = "auto"):
                 return candidate, load(candidate)
             pin = pinned_by(candidate)
             if pin is not None:
+                variable = pin.partition("=")[0]
+                said = "" if pin in reason else f"{pin} pins its device; "
                 raise BackendUnavailableError(
-                    f"backend {candidate!r} cannot run here: {reason} ({pin} is set, so backend='auto' "
-                    "does not move on to another backend; correct it or unset it)"
+                    f"backend {candidate!r} cannot run here: {reason} ({said}backend='auto' does not move on "
+                    f"to another backend while {variable} is set: correct it or unset it)"
                 )
         # cpu can always run, so reaching this means a broken installation
         raise BackendUnavailableError("no backend can run here, not even cpu")
