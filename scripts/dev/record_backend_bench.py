@@ -67,10 +67,10 @@ def cpu_model() -> str:
 def device_of(name: str) -> str:
     """What the backend runs on here, in words."""
     if name == "opencl":
-        from vidmag.backend.opencl.runtime import find_device
+        from kernelkit.opencl import choose
 
-        device, _ = find_device()
-        return f"{device.platform.name.strip()}: {device.name.strip()}" if device is not None else "?"
+        report, _ = choose()
+        return f"{report.platform}: {report.name}" if report is not None else "?"
     if name == "torch":
         import torch
 
