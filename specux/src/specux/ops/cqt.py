@@ -819,11 +819,13 @@ def _check_memory(shape: tuple[int, ...], p: VqtParams, public: str) -> None:
     detail = f"{p.n_bins} bins x {n_frames} frames for {rows} signal(s) of {n} samples"
     common = {"public": public, "detail": detail}
     if out >= filters:
+        # the output has n_bins rows per hop_length samples: blame whichever is further from its default
+        many_bins = p.n_bins / 84 >= 512 / p.hop_length
         _memory.check(
             out + signals + filters,
-            parameter="hop_length",
-            value=p.hop_length,
-            advice="use a larger hop_length or fewer n_bins",
+            parameter="n_bins" if many_bins else "hop_length",
+            value=p.n_bins if many_bins else p.hop_length,
+            advice="use fewer n_bins or a larger hop_length",
             **common,
         )
     else:
