@@ -94,9 +94,7 @@ def choice(value: Any, name: str, public: str, allowed: tuple) -> Any:
     except (TypeError, ValueError):  # an array compared element-wise
         found = False
     if not found:
-        raise ValueError(
-            f"{public}: {name} must be one of {', '.join(repr(a) for a in allowed)}; got {value!r}"
-        )
+        raise ValueError(f"{public}: {name} must be one of {listed}; got {value!r}")
     return value
 
 
