@@ -2,7 +2,8 @@
 
 Exit status: 0 on success, 2 for a usage error (a bad option or parameter value), 1 for anything else that
 failed (unreadable input, unwritable output, a backend that cannot run), 130 when interrupted. Errors are one
-line on stderr; set ``VIDMAG_DEBUG=1`` to get the traceback as well.
+line on stderr, and so are warnings (``vidmag: warning: ...``); set ``VIDMAG_DEBUG=1`` to get the traceback
+as well (and Python's own warning format).
 """
 
 from __future__ import annotations
@@ -214,7 +215,7 @@ def _one_line(error: BaseException) -> str:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     # A warning is one line, like an error, and says it is one: no source line of vidmag's under it.
-    print(f"vidmag: warning: {_one_line(Warning(message))}", file=sys.stderr)
+    print(f"vidmag: warning: {_one_line(message)}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

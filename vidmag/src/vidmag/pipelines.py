@@ -36,10 +36,15 @@ class SaturationWarning(UserWarning):
     """
 
 
-def _saturated(frames: Any) -> int:
-    """How many bytes of uint8 `frames` (numpy or torch) are 0 or 255."""
-    # One pass instead of two comparisons: in uint8, x - 1 wraps 0 to 255 and takes 255 to 254.
-    return int(((frames - 1) >= 254).sum())
+#: The saturation count reads every fourth row of each frame: the rule wants a share, which a quarter of the
+#: rows estimates well, and a full count of every byte twice per frame costs some milliseconds at 1080p.
+_ROW_STEP = 4
+
+
+def _clipped(frame: np.ndarray) -> tuple[int, int]:
+    """(bytes at 0 or 255, bytes looked at) in the counted rows of one uint8 (H, W, 3) frame."""
+    rows = frame[::_ROW_STEP]
+    return int(np.count_nonzero(rows == 0) + np.count_nonzero(rows == 255)), rows.size
 
 
 def _warn_if_saturated(
@@ -190,8 +195,9 @@ def run(
 
     def counted(stream: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
         for frame in stream:
-            clipped["in"] += _saturated(frame)
-            clipped["in_bytes"] += frame.size
+            count, size = _clipped(frame)
+            clipped["in"] += count
+            clipped["in_bytes"] += size
             yield frame
 
     def semantic_source() -> Iterator[np.ndarray]:
@@ -201,8 +207,9 @@ def run(
 
     def produce() -> Iterator[np.ndarray]:
         for done, frame in enumerate(chosen.run(plan, semantic_source), start=1):
-            clipped["out"] += _saturated(frame)
-            clipped["out_bytes"] += frame.size
+            count, size = _clipped(frame)
+            clipped["out"] += count
+            clipped["out_bytes"] += size
             yield frame
             if progress is not None:
                 progress(done)
@@ -313,9 +320,11 @@ def magnify(
 
 def _warn_if_tensor_saturated(frames: Any, out: Any, alpha: float) -> None:
     """:func:`_warn_if_saturated` for a torch clip (uint8, or float in [0, 1]) and its uint8 result."""
-    if frames.dtype.is_floating_point:
+    rows, out_rows = frames[:, ::_ROW_STEP], out[:, ::_ROW_STEP]
+    if rows.dtype.is_floating_point:
         # The levels that round to 0 or 255 (as magnify_tensor quantises a float clip).
-        in_clipped = int(((frames < 0.5 / 255) | (frames >= 254.5 / 255)).sum())
+        in_clipped = int(((rows < 0.5 / 255) | (rows >= 254.5 / 255)).sum())
     else:
-        in_clipped = _saturated(frames)
-    _warn_if_saturated(float(alpha), in_clipped, frames.numel(), _saturated(out), out.numel())
+        in_clipped = int(((rows == 0) | (rows == 255)).sum())
+    out_clipped = int(((out_rows == 0) | (out_rows == 255)).sum())
+    _warn_if_saturated(float(alpha), in_clipped, rows.numel(), out_clipped, out_rows.numel())
