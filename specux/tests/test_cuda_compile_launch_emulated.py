@@ -227,5 +227,7 @@ def test_numpy_path_through_the_emulated_driver(emulated):
     assert got.dtype == np.complex64 and _err(got, np.fft.rfft(h.astype(np.float64))) <= 1e-5
     assert driver.launches >= 12
     rt = backend.runtime
+    assert driver.memory  # tables and pinned staging buffers are held between calls
     rt.close()
     assert driver.released == ["stream", "context"]
+    assert driver.memory == {}  # closing freed them all, before releasing the stream and the context

@@ -147,9 +147,10 @@ class DeviceBuffer:
 
     def __del__(self) -> None:
         # Garbage collection may run outside any call of ours: make the owning context current for the free.
-        # After the runtime closed, its context may be gone: the memory went with it (or goes at exit).
+        # Once the runtime released its context, the context may be gone: the memory went with it (or goes at
+        # exit). Buffers dropped while it closes (its tables) are still freed in stream order.
         rt = getattr(self, "runtime", None)
-        if rt is None or rt.closed or not getattr(self, "ptr", 0):
+        if rt is None or getattr(rt, "_released", True) or not getattr(self, "ptr", 0):
             return
         try:
             if cu.cuCtxPushCurrent(rt.context)[0] != cu.CUresult.CUDA_SUCCESS:
@@ -225,6 +226,7 @@ class CudaRuntime(DeviceRuntime):
         self._pinned: dict[int, tuple[int, int]] = {}
         self._pinned_lock = threading.Lock()
         self._big_shared: set[tuple[int, int]] = set()
+        self._released = False
 
     # -- context and call state --------------------------------------------------------------------------
 
@@ -356,11 +358,11 @@ class CudaRuntime(DeviceRuntime):
         with self._pinned_lock:
             ptr, size = self._pinned.get(slot, (0, 0))
             if size < nbytes:
-                if ptr:
-                    check(cu.cuMemFreeHost(ptr))
-                    self._pinned.pop(slot, None)
                 size = max(nbytes, 1 << 20)
                 with self.current():
+                    if ptr:
+                        self._pinned.pop(slot, None)
+                        check(cu.cuMemFreeHost(ptr))
                     ptr = int(check(cu.cuMemHostAlloc(size, 0)))
                 self._pinned[slot] = (ptr, size)
         return np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(ptr))
@@ -372,12 +374,13 @@ class CudaRuntime(DeviceRuntime):
         # the stream was drained by close(); pinned memory, the stream, then our hold on the primary context
         with self._pinned_lock:
             pinned, self._pinned = list(self._pinned.values()), {}
-        for ptr, _ in pinned:
-            cu.cuMemFreeHost(ptr)
         try:
             with self.current():
+                for ptr, _ in pinned:
+                    cu.cuMemFreeHost(ptr)
                 cu.cuStreamDestroy(self.own_stream)
         finally:
+            self._released = True
             cu.cuDevicePrimaryCtxRelease(self.device)
 
 
