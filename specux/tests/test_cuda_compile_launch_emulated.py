@@ -91,6 +91,9 @@ class _Driver:
     def cuStreamSynchronize(self, stream):
         return (self.ok,)
 
+    def cuCtxSynchronize(self):
+        return (self.ok,)
+
     def cuStreamDestroy(self, stream):
         self.released.append("stream")
         return (self.ok,)
@@ -217,6 +220,9 @@ def test_numpy_path_through_the_emulated_driver(emulated):
         assert got.dtype == np.complex64 and _err(got, np.fft.fft(z.astype(np.complex128))) <= 1e-5
         got = backend.c2c(z.T.copy(), 0, True, 1.0 / n)
         assert _err(got, np.fft.ifft(z.T.astype(np.complex128), axis=0)) <= 1e-5
+    big = (rng.standard_normal((70, 2048)) + 1j * rng.standard_normal((70, 2048))).astype(np.complex64)
+    got = backend.c2c(big, 1, False, 1.0)  # past the first pinned staging buffers (1 MiB): they grow
+    assert _err(got, np.fft.fft(big.astype(np.complex128))) <= 1e-5
     x = rng.standard_normal((2, 5, 33))
     got = backend.r2c(x, 2, 1.0)
     assert got.dtype == np.complex128 and _err(got, np.fft.rfft(x)) <= 1e-12

@@ -361,6 +361,8 @@ class CudaRuntime(DeviceRuntime):
                 size = max(nbytes, 1 << 20)
                 with self.current():
                     if ptr:
+                        # an interrupted call may have left a copy from or to it in flight
+                        check(cu.cuCtxSynchronize())
                         self._pinned.pop(slot, None)
                         check(cu.cuMemFreeHost(ptr))
                     ptr = int(check(cu.cuMemHostAlloc(size, 0)))
