@@ -44,6 +44,14 @@ class Program:
     options: tuple[str, ...] = ()
     name: str = "program"
 
+    def __hash__(self) -> int:
+        # computed once: a program is looked up in the runtime's object cache at every launch
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((self.source, self.dialect, self.kernels, self.options, self.name))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
     def signature(self, kernel: str) -> KernelSignature:
         for k in self.kernels:
             if k.name == kernel:
@@ -54,6 +62,12 @@ class Program:
 
 def _dims(value: Any, what: str) -> tuple[int, ...]:
     """The 1 to 3 positive sizes of ``value`` (an int or a sequence of ints), as plain ints."""
+    # the common forms first: a config is made at every launch
+    if type(value) is int:
+        if value >= 1:
+            return (value,)
+    elif type(value) is tuple and 1 <= len(value) <= 3 and all(type(d) is int and d >= 1 for d in value):
+        return value
     if isinstance(value, bool):
         raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints; got {value!r}")
     try:
@@ -81,6 +95,9 @@ def _dims(value: Any, what: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+_ONES = {1: (1, 1), 2: (1,), 3: ()}
+
+
 @dataclass(frozen=True)
 class LaunchConfig:
     """How many groups of how many threads run a kernel, and how much dynamic group-shared memory they get.
@@ -98,16 +115,16 @@ class LaunchConfig:
     block3: tuple[int, int, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        ndims = []
         for name in ("grid", "block"):
             value = getattr(self, name)
             dims = _dims(value, name)
             # sequences become tuples of ints (hashable, comparable); a single int stays an int
             scalar = not isinstance(value, bool) and hasattr(value, "__index__")
             object.__setattr__(self, name, dims[0] if scalar else dims)
-            object.__setattr__(self, f"{name}3", (*dims, *(1,) * (3 - len(dims))))
-        grid_dims = 1 if isinstance(self.grid, int) else len(self.grid)
-        block_dims = 1 if isinstance(self.block, int) else len(self.block)
-        if block_dims > grid_dims:  # the axes past the grid's would be silently dropped from the launch
+            object.__setattr__(self, f"{name}3", dims + _ONES[len(dims)])
+            ndims.append(len(dims))
+        if ndims[1] > ndims[0]:  # the axes past the grid's would be silently dropped from the launch
             raise ValueError(f"block {self.block!r} has more dimensions than grid {self.grid!r}")
         if isinstance(self.shared_mem, bool) or not isinstance(self.shared_mem, int) or self.shared_mem < 0:
             raise ValueError(f"shared_mem must be a non-negative integer; got {self.shared_mem!r}")
