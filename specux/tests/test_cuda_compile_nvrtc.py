@@ -25,7 +25,7 @@ nvrtc_missing = cuda_rt.nvrtc_probe("sm_90")
 @pytest.fixture(autouse=True)
 def _compiler_present(require_check):
     if nvrtc_missing is not None:
-        require_check("nvrtc", f'NVRTC unavailable (pip install "specux[cuda13]"): {nvrtc_missing}')
+        require_check("nvrtc", f"NVRTC unavailable (pip install nvidia-cuda-nvrtc): {nvrtc_missing}")
 
 
 ARCHS = ("sm_80", "sm_90", "sm_100")

@@ -125,7 +125,7 @@ def test_probe_names_the_missing_extra(monkeypatch):
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a)
     )
-    assert torch_backend.probe() == "torch is not installed (pip install vidmag[torch])"
+    assert torch_backend.probe() == "torch is not installed (pip install torch)"
 
 
 def test_probe_reports_an_absent_device(monkeypatch, torch_ops):

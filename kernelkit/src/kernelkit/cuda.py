@@ -53,7 +53,10 @@ except Exception as exc:  # not installed, or a broken install: probe() reports 
 else:
     _IMPORT_ERROR = None
 
-INSTALL = 'pip install "kernelkit[cuda13]" (cuda-bindings and nvidia-cuda-nvrtc) or "kernelkit[cuda12]"'
+INSTALL = (
+    "pip install cuda-bindings nvidia-cuda-nvrtc "
+    "(CUDA 13; for CUDA 12: 'cuda-bindings<13' nvidia-cuda-nvrtc-cu12)"
+)
 NVRTC_REMEDY = (
     "pip install nvidia-cuda-nvrtc (CUDA 13) or nvidia-cuda-nvrtc-cu12 (CUDA 12), or install a CUDA toolkit"
 )

@@ -33,7 +33,7 @@ if sys.platform == "darwin":
     try:
         import Metal  # pyobjc-framework-Metal
     except Exception as exc:  # not installed, or a broken install: probe() reports it
-        _IMPORT_ERROR = f'pyobjc-framework-Metal is not installed ({exc}); pip install "kernelkit[metal]"'
+        _IMPORT_ERROR = f'pyobjc-framework-Metal is not installed ({exc}); pip install pyobjc-framework-Metal'
     else:
         _IMPORT_ERROR = None
 

@@ -11,7 +11,7 @@ from vidmag.pipelines import SaturationWarning, magnify
 from vidmag.presets import PRESETS, Preset
 
 try:
-    __version__ = version("vidmag")
+    __version__ = version("vidmag-evm")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 

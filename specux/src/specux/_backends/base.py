@@ -6,7 +6,7 @@ which the registry imports only when the backend is first asked for. The module 
 ``probe() -> str | None``
     ``None`` when the backend can run on this machine, otherwise the precise reason it cannot (the message a
     user sees in :func:`specux.backends` and in :class:`specux.BackendUnavailableError`), e.g.
-    ``"pyopencl is not installed (pip install specux[opencl])"`` or ``"cuInit failed: libcuda.so.1 not
+    ``"pyopencl is not installed (pip install pyopencl)"`` or ``"cuInit failed: libcuda.so.1 not
     found"``. It must not raise, must be cheap to call more than once (the registry caches its answer for the
     process) and must import nothing heavy before it knows it needs to.
 ``get() -> Backend``

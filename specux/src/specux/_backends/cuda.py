@@ -39,7 +39,10 @@ _RESULT = {
 def probe() -> str | None:
     """None when CUDA device 0 built and ran kernelkit's probe kernel, else why not (kernelkit caches it)."""
     if importlib.util.find_spec("cuda") is None or importlib.util.find_spec("cuda.bindings") is None:
-        return 'cuda-bindings is not installed (pip install "specux[cuda13]" or "specux[cuda12]")'
+        return (
+            "cuda-bindings is not installed (pip install cuda-bindings nvidia-cuda-nvrtc; for CUDA 12: "
+            "'cuda-bindings<13' nvidia-cuda-nvrtc-cu12)"
+        )
     try:
         from kernelkit import cuda
     except Exception as exc:

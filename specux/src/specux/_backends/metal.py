@@ -26,7 +26,7 @@ def probe() -> str | None:
     from kernelkit import metal
 
     if sys.platform == "darwin" and importlib.util.find_spec("Metal") is None:
-        return 'pyobjc-framework-Metal is not installed (pip install "specux[metal]")'
+        return "pyobjc-framework-Metal is not installed (pip install pyobjc-framework-Metal; macOS only)"
     return metal.probe()
 
 

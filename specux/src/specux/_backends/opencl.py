@@ -24,7 +24,7 @@ NAME = "opencl"
 def probe() -> str | None:
     """None when an OpenCL device passed kernelkit's probe, else why not (kernelkit caches the verdict)."""
     if importlib.util.find_spec("pyopencl") is None:
-        return 'pyopencl is not installed (pip install "specux[opencl]")'
+        return "pyopencl is not installed (pip install pyopencl)"
     from kernelkit import opencl
 
     return opencl.probe()

@@ -64,7 +64,7 @@ def default_device() -> str:
 def probe() -> str | None:
     """Why the torch backend cannot run here, or None. Looks for torch without importing it when absent."""
     if importlib.util.find_spec("torch") is None:
-        return "torch is not installed (pip install vidmag[torch])"
+        return "torch is not installed (pip install torch)"
     try:
         torch = _torch()
         device = default_device()
