@@ -397,6 +397,25 @@ def test_calls_from_the_shared_pool_run_there_without_waiting_for_it():
     np.testing.assert_array_equal(results[4], expected)
 
 
+def test_a_call_gets_the_same_bits_on_any_thread(monkeypatch):
+    # The main thread used to keep threadpoolctl's claim on OpenBLAS's thread count after its first call:
+    # on every other thread the limit to one BLAS thread then did nothing, and the products, on several
+    # threads, rounded differently (3e-6 in the lowest bins of a float32 transform).
+    from specux.ops import cqt as cqt_module
+
+    y = np.random.default_rng(2).standard_normal(200_000).astype(np.float32)
+    for fan_out in (True, False):  # one signal pipelined on the pool, or every octave in turn
+        monkeypatch.setattr(cqt_module, "can_fan_out", lambda fan_out=fan_out: fan_out)
+        expected = specux.cqt(y, sr=SR)
+        for _ in range(2):
+            got = []
+            t = threading.Thread(target=lambda got=got: got.append(specux.cqt(y, sr=SR)))
+            t.start()
+            t.join()
+            assert len(got) == 1
+            np.testing.assert_array_equal(got[0], expected)
+
+
 def test_unavailable_backend_says_why():
     y = signal("noise", seconds=0.2)
     reason = {b.name: b for b in specux.backends()}["cuda"]

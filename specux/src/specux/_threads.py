@@ -4,7 +4,7 @@ threadpoolctl, when it is installed), and one shared pool for work split into in
 BLAS thread counts are process-wide. Calls that overlap in several threads share one limit: the first to enter
 sets it, the last to leave restores the original count, so concurrent callers never leave the process limited.
 While a limit is active, BLAS calls made by other threads of the process also run on one thread (slower for
-them, never different results).
+them, and their bits can change: see :func:`single_threaded_blas`).
 """
 
 from __future__ import annotations
@@ -31,11 +31,34 @@ def _controller() -> Any:
     return threadpoolctl.ThreadpoolController()
 
 
+def _release_blas_control() -> None:
+    """Drop threadpoolctl's claim on OpenBLAS's thread count, whichever thread holds it.
+
+    For an OpenBLAS with its own (pthreads) thread pool, threadpoolctl 3.8 lets one thread change the count:
+    the first to set a limit, until it ends or leaves a ``with`` block; the calls of every other thread
+    silently do nothing. :func:`single_threaded_blas` sets and restores the count outside any ``with`` block,
+    often from two different threads: without this, its first caller (the main thread, say, which never ends)
+    kept the claim, the limit did nothing on every other thread (pool workers included), and there the
+    products ran on several threads and rounded differently. Dropped before each change, so that the change
+    takes effect, and after it, so that no thread keeps the claim from other code of the process.
+    """
+    import threadpoolctl
+
+    # before threadpoolctl 3.8 there is no claim (and no function to drop it)
+    clear = getattr(getattr(threadpoolctl, "OpenBLASController", None), "clear_controlling_thread", None)
+    if clear is not None:
+        clear(force=True)
+
+
 @contextlib.contextmanager
 def single_threaded_blas() -> Iterator[None]:
     """Run the enclosed matrix products on one BLAS thread; does nothing without ``threadpoolctl``.
 
-    Results are the same either way; only the time changes.
+    The bits can differ from those of a product on several threads (OpenBLAS runs other kernels or splits the
+    work otherwise), so code whose results must not depend on the calling thread runs every one of its
+    products under this limit. The limit holds whichever thread enters, for libraries whose count is
+    process-wide (OpenBLAS's own thread pool, MKL, BLIS); for an OpenBLAS on OpenMP, whose count is the
+    calling thread's, it holds on the entering thread only.
     """
     global _active, _limiter
     controller = _controller()
@@ -44,7 +67,11 @@ def single_threaded_blas() -> Iterator[None]:
         return
     with _lock:
         if _active == 0:
-            _limiter = controller.limit(limits=1, user_api="blas")
+            _release_blas_control()
+            try:
+                _limiter = controller.limit(limits=1, user_api="blas")
+            finally:
+                _release_blas_control()
         _active += 1
     try:
         yield
@@ -52,8 +79,12 @@ def single_threaded_blas() -> Iterator[None]:
         with _lock:
             _active -= 1
             if _active == 0:
-                _limiter.restore_original_limits()
-                _limiter = None
+                _release_blas_control()
+                try:
+                    _limiter.restore_original_limits()
+                finally:
+                    _limiter = None
+                    _release_blas_control()
 
 
 _POOL_PREFIX = "specux-cpu"

@@ -406,7 +406,11 @@ def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
         with single_threaded_blas():
             _single_row_response(x, plan, bases, p, n_frames, out, pool())
     elif rows == 1 or not can_fan_out():
-        _rows_response(x, plan, bases, p, n_frames, out)
+        # one BLAS thread here too: OpenBLAS rounds a product differently on one thread than on several,
+        # and a row must get the same bits whichever path computes it (on a pool worker a call takes this
+        # path, while a batch on the pool may or may not hold the limit)
+        with single_threaded_blas():
+            _rows_response(x, plan, bases, p, n_frames, out)
     else:
         # A batch: pool threads take groups of rows through every octave, as many groups as cores (each
         # numpy call and each return from libsoxr takes the GIL, which the threads share: groups of 8 rows
