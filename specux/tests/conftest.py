@@ -178,3 +178,47 @@ def compare():
         return err
 
     return check
+
+
+# --- property tests (test_properties_*.py) ------------------------------------------------------------------
+#: the transforms that had no entry above, with the numbers their example-based tests hold the comparison with
+#: the NumPy reference to (test_cqt_transform's and test_chroma_features' TOL); chroma_cqt folds |vqt| onto
+#: pitch classes (sums of magnitudes, then a per-frame scale), which keeps vqt's relative error
+TOLERANCES.update(
+    {
+        ("vqt", "float32"): 2e-5,
+        ("vqt", "float64"): 1e-12,
+        ("chroma_stft", "float32"): 1e-5,
+        ("chroma_stft", "float64"): 1e-12,
+        ("chroma_cqt", "float32"): 2e-5,
+        ("chroma_cqt", "float64"): 1e-12,
+    }
+)
+
+# Hypothesis profiles, chosen by HYPOTHESIS_PROFILE (the same two in vidmag/tests/conftest.py: keep them in
+# step). "ci", the default: few examples per property and a fixed seed (derandomize), so a CI run tries the
+# same examples every time and never fails on one the last run did not try; no deadline, since first calls
+# build kernels, plans and filter banks. "thorough": many more examples, random, remembered in the example
+# database (.hypothesis/) so that a failure found once is tried first the next time.
+try:
+    from hypothesis import HealthCheck
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:  # the property tests skip themselves (pytest.importorskip)
+    pass
+else:
+    _hypothesis_settings.register_profile(
+        "ci", max_examples=25, deadline=None, derandomize=True, database=None, print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    _hypothesis_settings.register_profile(
+        "thorough", max_examples=400, deadline=None, print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    _hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def backend_check():
+    """``require_backend`` for property tests: hypothesis refuses function-scoped fixtures in ``@given``
+    tests, and this one keeps no state between examples."""
+    return require_backend_or_skip

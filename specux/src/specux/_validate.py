@@ -121,12 +121,18 @@ def real_dtype(
     """The real precision to compute ``x`` in: its own (or ``override``'s), which must be in ``accepted``."""
     got = _arrays.real_dtype_name(x)
     if override is not None:
-        want = np.dtype(override).name
-        want = _REAL.get(want, want)
+        listed = f"{', '.join(accepted)} (complex: {', '.join(_COMPLEX[a] for a in accepted)})"
+        try:
+            override = np.dtype(override)
+        except (TypeError, ValueError):  # numpy's own message ("data type 'x' not understood") names nothing
+            raise TypeError(
+                f"{public}: dtype must be a numpy dtype or None; got {override!r}; accepted precisions: "
+                f"{listed}"
+            ) from None
+        want = _REAL.get(override.name, override.name)
         if want not in accepted:
             raise TypeError(
-                f"{public}: dtype={np.dtype(override).name} is not supported; accepted precisions: "
-                f"{', '.join(accepted)} (complex: {', '.join(_COMPLEX[a] for a in accepted)})"
+                f"{public}: dtype={override.name} is not supported; accepted precisions: {listed}"
             )
     else:
         want = _REAL.get(got, got) if allow_complex else got
