@@ -95,6 +95,11 @@ def choice(value: Any, name: str, public: str, allowed: tuple) -> Any:
         found = False
     if not found:
         raise ValueError(f"{public}: {name} must be one of {listed}; got {value!r}")
+    # 2.0 == 2 too: where the choices are ints, a float (or complex) is refused as positive_int refuses it,
+    # rather than passed on (dct_type=2.0 reached scipy's dct and failed there without naming dct_type)
+    ints = any(isinstance(a, int) and not isinstance(a, bool) for a in allowed)
+    if ints and isinstance(value, numbers.Number) and not isinstance(value, numbers.Integral):
+        raise TypeError(f"{public}: {name} must be one of {listed}; got {value!r}, a {_type_of(value)}")
     return value
 
 
@@ -429,12 +434,18 @@ def convolve_params(
     if len(s1) == 0:
         raise ValueError(f"{public}: in1 and in2 must have at least one dimension")
     if 0 in s1 or 0 in s2:
-        raise ValueError(f"{public}: empty input (shapes {s1} and {s2})")
+        empty = " and ".join(n for n, s in (("in1", s1), ("in2", s2)) if 0 in s)
+        raise ValueError(f"{public}: empty input ({empty} has a zero-length axis; shapes {s1} and {s2})")
     ndim = len(s1)
     if axes is None:
         axes_list = list(range(ndim))
     else:
-        axes_list = [axes] if isinstance(axes, (int, np.integer)) else list(axes)
+        if isinstance(axes, (int, np.integer)):
+            axes_list = [axes]
+        elif isinstance(axes, str) or not hasattr(axes, "__iter__"):
+            raise TypeError(f"{public}: axes must be None, an int or a sequence of ints; got {axes!r}")
+        else:
+            axes_list = list(axes)
         if not axes_list:
             raise ValueError(f"{public}: axes, when given, cannot be empty")
         for a in axes_list:
