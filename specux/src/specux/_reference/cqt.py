@@ -69,7 +69,11 @@ def vqt(
     """
     if not isinstance(intervals, str):
         bins_per_octave = len(intervals)
-    fmin = cqf.c1_hz() if fmin is None else fmin
+    # Python floats, as the public functions take them: a numpy float32 sr would make this arithmetic
+    # single precision (the reference is float64 throughout)
+    sr, tuning, filter_scale = float(sr), float(tuning), float(filter_scale)
+    gamma = None if gamma is None else float(gamma)
+    fmin = cqf.c1_hz() if fmin is None else float(fmin)
     freqs, alpha = _bank(sr, n_bins, fmin, bins_per_octave, intervals, tuning)
     _, cutoff = cqf.wavelet_lengths(
         freqs=freqs, sr=sr, window=window, filter_scale=filter_scale, gamma=gamma, alpha=alpha
@@ -182,7 +186,11 @@ def vqt_direct(
     """
     if not isinstance(intervals, str):
         bins_per_octave = len(intervals)
-    fmin = cqf.c1_hz() if fmin is None else fmin
+    # Python floats, as the public functions take them: a numpy float32 sr would make this arithmetic
+    # single precision (the reference is float64 throughout)
+    sr, tuning, filter_scale = float(sr), float(tuning), float(filter_scale)
+    gamma = None if gamma is None else float(gamma)
+    fmin = cqf.c1_hz() if fmin is None else float(fmin)
     freqs, alpha = _bank(sr, n_bins, fmin, bins_per_octave, intervals, tuning)
     _, cutoff = cqf.wavelet_lengths(
         freqs=freqs, sr=sr, window=window, filter_scale=filter_scale, gamma=gamma, alpha=alpha
