@@ -9,11 +9,13 @@ and the rules for ``n`` / ``s`` / ``axes`` / ``norm`` are numpy's, as in :mod:`s
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 
 import torch
 from torch import Tensor
 
+from specux import _memory
 from specux.torch import _ops_fft
 
 _NORMS = (None, "backward", "ortho", "forward")
@@ -62,17 +64,46 @@ def _as_real(a: Tensor, public: str) -> Tensor:
 
 
 def _axis(axis: int, ndim: int, public: str) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"{public}: axis must be an int; got {type(axis).__name__}")
     if not -ndim <= axis < ndim:
         raise ValueError(f"{public}: axis {axis} is out of bounds for an array of dimension {ndim}")
-    return axis % ndim
+    return int(axis) % ndim
 
 
-def _check_n(n: int, public: str) -> int:
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"{public}: n must be an int; got {type(n).__name__}")
+def _check_n(n: int, public: str, name: str = "n") -> int:
+    """``n`` (or an entry of ``s``) as numpy's path checks it: an int or numpy integer, at least 1."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{public}: {name} must be an int; got {type(n).__name__}")
     if n < 1:
-        raise ValueError(f"{public}: invalid number of FFT data points n={n}; it must be >= 1")
-    return n
+        raise ValueError(f"{public}: invalid number of FFT data points {name}={n}; it must be >= 1")
+    return int(n)
+
+
+def _guarded(x: Tensor) -> bool:
+    """Whether the memory guard (see :mod:`specux._memory`) runs for ``x``, as :mod:`specux.fft` runs it
+    for numpy arrays: on host tensors (a CUDA tensor's allocator reports its own out-of-memory), and not while
+    ``torch.compile`` traces (shapes may be symbolic there; the compiled graph allocates what eager would)."""
+    return x.device.type == "cpu" and not torch.compiler.is_compiling()
+
+
+def _check_memory(nbytes: int, public: str, name: str, value: object, shape: tuple) -> None:
+    detail = f"an output of shape {shape}"
+    _memory.check(nbytes, public=f"specux.fft.{public}", parameter=name, value=value, detail=detail)
+
+
+def _guard(
+    x: Tensor, axis: int, in_len: int, out_len: int, out_item: int, public: str, name: str, n: int
+) -> None:
+    """The memory guard of one axis before anything is allocated: the zero-padded input, the output and the
+    kernel's copy of it."""
+    if not _guarded(x):
+        return
+    shape = list(x.shape)
+    shape[axis] = in_len
+    padded = _memory.product(shape) * x.element_size() if in_len > x.shape[axis] else 0
+    shape[axis] = out_len
+    _check_memory(padded + 2 * _memory.product(shape) * out_item, public, name, n, tuple(shape))
 
 
 def _resize(x: Tensor, axis: int, n: int) -> Tensor:
@@ -86,23 +117,28 @@ def _resize(x: Tensor, axis: int, n: int) -> Tensor:
     return torch.cat([x, x.new_zeros(shape)], dim=axis)
 
 
-def _c2c(x: Tensor, n: int | None, axis: int, norm: str | None, inverse: bool, public: str) -> Tensor:
+def _c2c(
+    x: Tensor, n: int | None, axis: int, norm: str | None, inverse: bool, public: str, name: str = "n"
+) -> Tensor:
     axis = _axis(axis, x.dim(), public)
-    n = x.shape[axis] if n is None else _check_n(n, public)
+    n = x.shape[axis] if n is None else _check_n(n, public, name)
+    _guard(x, axis, n, n, x.element_size(), public, name, n)
     return _ops_fft.c2c(_resize(x, axis, n).contiguous(), axis, inverse, _scale(norm, n, inverse))
 
 
-def _r2c(x: Tensor, n: int | None, axis: int, norm: str | None, public: str) -> Tensor:
+def _r2c(x: Tensor, n: int | None, axis: int, norm: str | None, public: str, name: str = "n") -> Tensor:
     axis = _axis(axis, x.dim(), public)
-    n = x.shape[axis] if n is None else _check_n(n, public)
+    n = x.shape[axis] if n is None else _check_n(n, public, name)
+    _guard(x, axis, n, n // 2 + 1, 2 * x.element_size(), public, name, n)
     return _ops_fft.r2c(_resize(x, axis, n).contiguous(), axis, _scale(norm, n, False))
 
 
-def _c2r(x: Tensor, n: int | None, axis: int, norm: str | None, public: str) -> Tensor:
+def _c2r(x: Tensor, n: int | None, axis: int, norm: str | None, public: str, name: str = "n") -> Tensor:
     axis = _axis(axis, x.dim(), public)
-    n = 2 * (x.shape[axis] - 1) if n is None else _check_n(n, public)
+    n = 2 * (x.shape[axis] - 1) if n is None else _check_n(n, public, name)
     if n < 1:
         raise ValueError(f"{public}: invalid number of output data points ({n}) along axis {axis}")
+    _guard(x, axis, n // 2 + 1, n, x.element_size() // 2, public, name, n)
     return _ops_fft.c2r(_resize(x, axis, n // 2 + 1).contiguous(), axis, n, _scale(norm, n, True))
 
 
@@ -156,11 +192,20 @@ def _cook(
     else:
         if len(s) != len(axes):
             raise ValueError(f"{public}: s and axes must have the same length; got {len(s)} and {len(axes)}")
-        sizes = [None if v == -1 else _check_n(v, public) for v in s]
+        sizes = [None if v == -1 else _check_n(v, public, "s") for v in s]
     if not axes:
         raise ValueError(f"{public}: at least one axis is needed")
     if last_half and sizes[-1] is None:
         sizes[-1] = 2 * (x.shape[axes[-1]] - 1)
+    if s is not None and _guarded(x):
+        # the final shape up front, named by s as a whole (each axis is checked again as it is transformed)
+        shape = list(x.shape)
+        for n, ax in zip(sizes, axes):
+            shape[ax] = shape[ax] if n is None else n
+        if public.startswith("rfft"):
+            shape[axes[-1]] = shape[axes[-1]] // 2 + 1
+        item = 2 * max(x.element_size(), 4) if public.startswith("rfft") else x.element_size()
+        _check_memory(2 * _memory.product(shape) * item, public, "s", tuple(s), tuple(shape))
     return sizes, axes
 
 
@@ -170,7 +215,7 @@ def fftn(
     x = _as_complex(a, "fftn")
     sizes, axes_ = _cook(x, s, axes, "fftn")
     for n, ax in zip(reversed(sizes), reversed(axes_)):
-        x = _c2c(x, n, ax, norm, False, "fftn")
+        x = _c2c(x, n, ax, norm, False, "fftn", "s")
     return x
 
 
@@ -180,7 +225,7 @@ def ifftn(
     x = _as_complex(a, "ifftn")
     sizes, axes_ = _cook(x, s, axes, "ifftn")
     for n, ax in zip(reversed(sizes), reversed(axes_)):
-        x = _c2c(x, n, ax, norm, True, "ifftn")
+        x = _c2c(x, n, ax, norm, True, "ifftn", "s")
     return x
 
 
@@ -189,9 +234,9 @@ def rfftn(
 ):
     x = _as_real(a, "rfftn")
     sizes, axes_ = _cook(x, s, axes, "rfftn")
-    x = _r2c(x, sizes[-1], axes_[-1], norm, "rfftn")
+    x = _r2c(x, sizes[-1], axes_[-1], norm, "rfftn", "s")
     for n, ax in zip(reversed(sizes[:-1]), reversed(axes_[:-1])):
-        x = _c2c(x, n, ax, norm, False, "rfftn")
+        x = _c2c(x, n, ax, norm, False, "rfftn", "s")
     return x
 
 
@@ -201,8 +246,8 @@ def irfftn(
     x = _as_complex(a, "irfftn")
     sizes, axes_ = _cook(x, s, axes, "irfftn", last_half=True)
     for n, ax in zip(sizes[:-1], axes_[:-1]):
-        x = _c2c(x, n, ax, norm, True, "irfftn")
-    return _c2r(x, sizes[-1], axes_[-1], norm, "irfftn")
+        x = _c2c(x, n, ax, norm, True, "irfftn", "s")
+    return _c2r(x, sizes[-1], axes_[-1], norm, "irfftn", "s")
 
 
 def fft2(a: Tensor, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1), norm: str | None = None):

@@ -331,7 +331,7 @@ def _lfcc_signature(
     basis: Tensor | None,
     dct: Tensor | None,
     window_spec: str,
-    sample_rate: int,
+    sample_rate: float,
     n_filter: int,
     f_min: float,
     f_max: float | None,

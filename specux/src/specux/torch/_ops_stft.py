@@ -17,8 +17,15 @@ from torch import Tensor
 from specux import _validate
 from specux.ops.stft import _stft_numpy
 from specux.torch import _adjoint_stft
-from specux.torch._convert import check_cpu, complex_of, numpy_of, real_of, tensor_of
-from specux.torch._params import decode_spec, same_dtype, stft_out_shape, stft_params, window_array
+from specux.torch._convert import check_cpu, complex_of, numpy_of, real_of, tensor_as_is, tensor_of
+from specux.torch._params import (
+    decode_spec,
+    same_dtype,
+    stft_out_shape,
+    stft_out_strides,
+    stft_params,
+    window_array,
+)
 from specux.torch._signal_op import constants_op, like_signal, op_from_signature, register_autograd
 
 LINEAR_OUTPUTS = ("complex", "real_imag")
@@ -53,7 +60,8 @@ def _stft(
     same_dtype(y, window, "stft", "window")
     p = stft_params(y, window, window_spec, n_fft, hop_length, win_length, center, pad_mode, output)
     x = numpy_of(y)
-    return tensor_of(_stft_numpy(x, p), x)
+    # the numpy layout as it is (see stft_out_strides); the fake kernel promises the same strides
+    return tensor_as_is(_stft_numpy(x, p), x)
 
 
 stft = op_from_signature("stft", _stft, _stft)
@@ -63,7 +71,7 @@ stft = op_from_signature("stft", _stft, _stft)
 def _(y, window, *args):
     p = stft_params(y, window, *args)
     shape, dtype = stft_out_shape(y, p)
-    return y.new_empty(shape, dtype=dtype)
+    return y.new_empty_strided(shape, stft_out_strides(shape, p.output), dtype=dtype)
 
 
 def _stft_backward(grad: Tensor, y: Tensor, window: Tensor | None, *args) -> Tensor:
@@ -89,7 +97,11 @@ def _stft_window_grad(g, x, p, needs):
 stft_constants_backward = constants_op(
     "stft", _stft, 2, lambda y, window, *args: stft_params(y, window, *args), _stft_window_grad
 )
-register_autograd(stft, stft_backward, 2, _window_error("stft"), stft_constants_backward)
+# the kernels read the gradient through numpy with its strides: a gradient laid out like the output
+# (bins fastest, as elementwise losses leave it) is then read in place, not transposed twice
+register_autograd(
+    stft, stft_backward, 2, _window_error("stft"), stft_constants_backward, contiguous_grad=False
+)
 
 
 def _stft_backward_setup(ctx, inputs, output):

@@ -14,13 +14,19 @@ reason (no other torch ops exist on GPUs in this build).
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from specux.errors import UnsupportedOperationError
+from specux import _validate
+from specux.errors import UnsupportedOperationError, user_stacklevel
+from specux.ops.cepstral import DCT_NORMS as _DCT_NORMS
+from specux.ops.cepstral import DCT_TYPES as _DCT_TYPES
+from specux.ops.mel import COMPATS as _COMPATS
 from specux.torch import _fft, _ops
 from specux.torch._params import encode_spec
 
@@ -74,6 +80,111 @@ def _float_signal(y: Tensor, dtype: Any) -> Tensor:
     return y if want is None else y.to(want)
 
 
+# --- the scalar arguments, checked as the numpy path checks them --------------------------------------------
+#
+# The ops' schemas take ints, floats, bools and strings; a value of another type (center="False",
+# n_fft="256") would be refused there with a RuntimeError that names no parameter, or (a string passed to
+# float()) silently read. So every scalar argument is checked first with the helpers the numpy path uses, with
+# the same messages. The checks are plain Python on Python values, which dynamo runs at trace time without
+# graph breaks; symbolic sizes (torch.SymInt, under dynamic shapes) pass as they are.
+
+_SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
+Check = Callable[[Any, str, str], Any]
+
+
+def _optional(check: Check) -> Check:
+    return lambda value, name, public: None if value is None else check(value, name, public)
+
+
+def _one_of(allowed: tuple) -> Check:
+    return lambda value, name, public: _validate.choice(value, name, public, allowed)
+
+
+def _int_at_least(minimum: int) -> Check:
+    return lambda value, name, public: _validate.positive_int(value, name, public, minimum)
+
+
+def _any_real(value: Any, name: str, public: str) -> float:
+    return _validate.real(value, name, public, finite=False)
+
+
+def _res_type(value: Any, name: str, public: str) -> Any:
+    if value is not None and not isinstance(value, str):
+        from specux._resample import check_res_type
+
+        check_res_type(value)  # the numpy path's error for a resampler that is not one of the names
+    return value
+
+
+_INT = _int_at_least(1)
+_OPT_INT = _optional(_INT)
+_FLAG = _validate.flag
+_OPT_FLAG = _validate.optional_flag
+_REAL = _validate.real
+_OPT_REAL = _validate.optional_real
+_OPT_ANY_REAL = _optional(_any_real)
+_POSITIVE = _validate.positive_float
+_PAD = _one_of(_validate.PAD_MODES)
+_OPT_PAD = _optional(_PAD)
+_FRAMING = {"n_fft": _INT, "hop_length": _OPT_INT, "win_length": _OPT_INT, "center": _FLAG}
+_MEL_FRAMING = {**_FRAMING, "n_fft": _OPT_INT, "pad_mode": _OPT_PAD, "power": _POSITIVE, "n_mels": _INT,
+                "fmin": _REAL, "fmax": _OPT_REAL, "htk": _OPT_FLAG, "compat": _one_of(_COMPATS),
+                "sr": _optional(_POSITIVE)}
+_CQ = {"sr": _POSITIVE, "hop_length": _INT, "fmin": _OPT_REAL, "n_bins": _INT, "bins_per_octave": _INT,
+       "tuning": _OPT_REAL, "filter_scale": _POSITIVE, "norm": _OPT_ANY_REAL, "sparsity": _REAL,
+       "scale": _FLAG, "pad_mode": _PAD, "res_type": _res_type}
+
+#: op -> {public parameter: check returning the value to pass on}
+SCALAR_CHECKS: dict[str, dict[str, Check]] = {
+    "stft": {**_FRAMING, "pad_mode": _PAD, "output": _one_of(_validate.STFT_OUTPUTS)},
+    "istft": {**_FRAMING, "n_fft": _OPT_INT, "length": _OPT_INT, "nola": _one_of(_validate.NOLA_MODES)},
+    "melspectrogram": _MEL_FRAMING,
+    "mfcc": {**_MEL_FRAMING, "n_mfcc": _OPT_INT, "dct_type": _one_of(_DCT_TYPES), "norm": _one_of(_DCT_NORMS),
+             "lifter": _any_real, "top_db": _OPT_ANY_REAL},
+    "lfcc": {**_FRAMING, "sample_rate": _POSITIVE, "n_filter": _INT, "f_min": _REAL, "f_max": _OPT_REAL,
+             "n_lfcc": _INT, "dct_type": _one_of((2,)), "norm": _one_of(_DCT_NORMS), "log_lf": _FLAG,
+             "power": _POSITIVE, "pad_mode": _PAD},
+    "vqt": {**_CQ, "gamma": _OPT_REAL},
+    "cqt": _CQ,
+    "chroma_stft": {**_FRAMING, "sr": _POSITIVE, "norm": _OPT_ANY_REAL, "hop_length": _INT, "pad_mode": _PAD,
+                    "tuning": _OPT_REAL, "n_chroma": _INT, "ctroct": _REAL, "octwidth": _OPT_REAL,
+                    "base_c": _FLAG},
+    "chroma_cqt": {"sr": _POSITIVE, "hop_length": _INT, "fmin": _OPT_REAL, "norm": _OPT_ANY_REAL,
+                   "threshold": _optional(_any_real), "tuning": _OPT_REAL, "n_chroma": _INT,
+                   "n_octaves": _INT, "bins_per_octave": _OPT_INT, "res_type": _res_type},
+    "fftconvolve": {"mode": _one_of(_validate.CONVOLVE_MODES)},
+}
+
+
+def check_scalars(op: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with every scalar argument of ``op`` checked and converted (numpy numbers to Python
+    ones)."""
+    checks = SCALAR_CHECKS.get(op)
+    if not checks:
+        return kwargs
+    out = dict(kwargs)
+    for name, check in checks.items():
+        if name in out and not isinstance(out[name], _SYMBOLIC):
+            out[name] = check(out[name], name, op)
+    return out
+
+
+def _warn_if_real(D: Tensor) -> Tensor:
+    """istft of a real tensor: the numpy path's warning, then the zero-phase spectrum it stands for."""
+    if D.dtype.is_complex or D.dtype not in (torch.float32, torch.float64):
+        return D
+    got = str(D.dtype).removeprefix("torch.")
+    # librosa 0.11 takes it silently; a magnitude spectrogram passed by mistake would go unnoticed
+    warnings.warn(
+        f"istft: stft_matrix is real ({got}), not complex, so it is taken as a spectrum with zero phase "
+        "(a magnitude spectrogram does not invert that way: pass the complex stft, or estimate the phase "
+        "first); to mean zero phase, pass it as complex (stft_matrix.to(torch.complex64))",
+        UserWarning,
+        stacklevel=user_stacklevel(),
+    )
+    return D.to(torch.complex64 if D.dtype == torch.float32 else torch.complex128)
+
+
 # --- stft / istft -------------------------------------------------------------------------------------------
 
 
@@ -87,7 +198,7 @@ def stft(y, *, n_fft, hop_length, win_length, window, center, dtype, pad_mode, o
 
 def istft(stft_matrix, *, hop_length, win_length, n_fft, window, center, dtype, length, nola, backend):
     _check_backend(stft_matrix, backend, "istft", "istft")
-    D = stft_matrix
+    D = _warn_if_real(stft_matrix)
     want = _real_dtype(dtype)
     if want is not None:
         D = D.to({torch.float32: torch.complex64, torch.float64: torch.complex128}.get(want, want))
@@ -535,4 +646,4 @@ def call(op: str, *args: Any, **kwargs: Any) -> Any:
         fn = _PUBLIC[op]
     except KeyError:
         raise ValueError(f"specux.torch: no torch route for operation {op!r}") from None
-    return fn(*args, **kwargs)
+    return fn(*args, **check_scalars(op, kwargs))

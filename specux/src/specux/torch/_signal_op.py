@@ -42,12 +42,20 @@ def like_signal(grad, y, *args):
 
 
 def register_autograd(
-    forward, backward, n_tensors: int, constants_error: str, constants_backward=None
+    forward,
+    backward,
+    n_tensors: int,
+    constants_error: str,
+    constants_backward=None,
+    *,
+    contiguous_grad: bool = True,
 ) -> None:
     """Autograd of an op whose first ``n_tensors`` arguments are tensors (the signal, then constants).
 
     ``constants_backward`` (an op from :func:`constants_op`) gives the gradients of the constant tensors
     (windows, banks, matrices) that require grad; without it, ``constants_error`` is raised for them.
+    ``contiguous_grad=False`` hands the incoming gradient to the backward ops with its strides, for kernels
+    that read any layout (a copy of a spectrogram-sized gradient is a large share of a training step).
     """
 
     def setup(ctx, inputs, output):
@@ -57,7 +65,8 @@ def register_autograd(
 
     def grad_fn(ctx, grad):
         saved = ctx.saved_tensors
-        grad = grad.contiguous()
+        if contiguous_grad:
+            grad = grad.contiguous()
         needs = [bool(n) for n in ctx.needs_input_grad[1:n_tensors]]
         constants = [None] * (n_tensors - 1)
         if any(needs):
