@@ -31,6 +31,10 @@ PIPELINE_PARAMETERS: dict[str, tuple[str, ...]] = {
     "laplacian_iir": ("alpha", "lambda_c", "r1", "r2", "chrom_attenuation"),
 }
 
+#: The pipelines that can run on a live stream: their temporal filters are causal (each output frame needs
+#: only the frames up to it). The ideal ones filter each pixel's whole series at once (an FFT along time).
+STREAMING_PIPELINES = ("laplacian_butterworth", "laplacian_iir")
+
 #: The names ``compat`` accepts.
 COMPAT_MODES = (None, "mit")
 
@@ -217,6 +221,9 @@ class Plan:
         Frame size in pixels.
     n_frames : int or None
         Input frame count when known in advance.
+    batch : int or None
+        The most frames one call to the device works on: a stream splits a larger push into pieces of this
+        many frames (the latency bound); ``None`` leaves it to the backend (its memory budget per batch).
     """
 
     pipeline: str
@@ -226,6 +233,13 @@ class Plan:
     height: int
     width: int
     n_frames: int | None = None
+    batch: int | None = None
+
+    @property
+    def streams(self) -> bool:
+        """Whether the pipeline can run on a live stream, frame by frame (``backend.open(plan)``): True for
+        laplacian_butterworth and laplacian_iir, False for the ideal pipelines, which need the whole clip."""
+        return self.pipeline in STREAMING_PIPELINES
 
     @property
     def mit(self) -> bool:
@@ -257,6 +271,7 @@ def make_plan(
     params: dict[str, Any],
     frame_shape: tuple[int, ...],
     n_frames: int | None = None,
+    batch: int | None = None,
 ) -> Plan:
     """Validate everything about a run and return its :class:`Plan`.
 
@@ -266,6 +281,8 @@ def make_plan(
         Shape of one frame, (H, W, 3).
     n_frames : int, optional
         Number of input frames, when known; checked against the pipeline's minimum.
+    batch : int, optional
+        Most frames per device call of a stream (>= 1); ``None``: the backend's choice.
     """
     checked = check_parameters(pipeline, fs, compat, params)
     fs = checked.pop("fs")
@@ -284,4 +301,8 @@ def make_plan(
     if n_frames is not None:
         n_frames = check_integer("n_frames", n_frames)
         check_frame_count(pipeline, compat, n_frames)
-    return Plan(pipeline, fs, compat, checked, H, W, n_frames)
+    if batch is not None:
+        batch = check_integer("batch", batch)
+        if batch < 1:
+            raise ValueError(f"batch must be an integer >= 1 (frames per device call) or None, got {batch}")
+    return Plan(pipeline, fs, compat, checked, H, W, n_frames, batch)

@@ -1,5 +1,6 @@
-"""The public entry points of magnification: :func:`magnify` (an array in, an array out) and :func:`run`
-(a frame source in, an iterator of frames out, in bounded memory).
+"""The public entry points of magnification: :func:`magnify` (an array in, an array out), :func:`run` (a
+frame source in, an iterator of frames out, in bounded memory) and :func:`open_stream` (a live stream:
+frames pushed in, as many frames out).
 
 Both validate everything before any work, choose the backend, apply the semantics' frame bookkeeping (the MIT
 code leaves the last 10 frames unread) and hand the frames to the backend's pipeline.
@@ -18,6 +19,8 @@ import numpy as np
 from vidmag import backend as _backend
 from vidmag._reference.colour import to_uint8
 from vidmag._reference.pipelines import MIT_UNREAD_TAIL
+from vidmag.backend import registry
+from vidmag.backend.stream import Stream
 from vidmag.params import PIPELINE_PARAMETERS, check_bool, check_frame_count, make_plan, output_frames
 
 #: The four pipelines, by vidmag name.
@@ -275,28 +278,22 @@ def magnify(
 
     Notes
     -----
-    Backends: all (``vidmag.backend``). A torch tensor runs on the torch backend (``backend="auto"`` or
-    ``"torch"``) on the tensor's device and comes back as a uint8 tensor there (no progress bar is drawn); a
-    CPU tensor may also be given to any other backend, which returns a numpy array. A GPU tensor is never
-    copied through the host for another backend: that is an error.
+    Backends: all (``vidmag.backend``). An array of a backend's own library is routed to it by the registry
+    (``vidmag.backend.owner``): a torch tensor runs on the torch backend (``backend="auto"`` or ``"torch"``)
+    on the tensor's device and comes back as a uint8 tensor there (no progress bar is drawn); a CPU tensor
+    may also be given to any other backend, which returns a numpy array. A GPU tensor is never copied
+    through the host for another backend: that is an error.
     """
-    from vidmag.backend.torch import is_tensor  # looks in sys.modules; imports no torch
-
     progress = check_bool("progress", progress)
-    if is_tensor(frames):
-        if backend in ("auto", "torch"):
-            from vidmag.backend.torch import magnify_tensor
-
-            out = magnify_tensor(frames, fs=fs, pipeline=pipeline, compat=compat, **params)
-            _warn_if_tensor_saturated(frames, out, params["alpha"])
+    owner = _backend.owner(frames)  # looks in sys.modules; imports no library
+    if owner is not None:
+        module = registry.backend_module(owner)
+        if backend in ("auto", owner):
+            out = module.magnify_owned(frames, fs=fs, pipeline=pipeline, compat=compat, **params)
+            _warn_if_saturated(float(params["alpha"]), *module.count_clipped(frames, _ROW_STEP),
+                               *module.count_clipped(out, _ROW_STEP))
             return out
-        if frames.device.type != "cpu":
-            raise ValueError(
-                f"frames: a torch tensor on {frames.device} runs only on backend='torch' (or 'auto'); "
-                f"backend={backend!r} would copy it through the host; move it yourself with .cpu() if you "
-                "mean that"
-            )
-        frames = frames.numpy()
+        frames = module.to_host(frames, backend=backend)
     clip = _as_uint8(frames)
     T = clip.shape[0]
     if T == 0:
@@ -318,13 +315,59 @@ def magnify(
     return out
 
 
-def _warn_if_tensor_saturated(frames: Any, out: Any, alpha: float) -> None:
-    """:func:`_warn_if_saturated` for a torch clip (uint8, or float in [0, 1]) and its uint8 result."""
-    rows, out_rows = frames[:, ::_ROW_STEP], out[:, ::_ROW_STEP]
-    if rows.dtype.is_floating_point:
-        # The levels that round to 0 or 255 (as magnify_tensor quantises a float clip).
-        in_clipped = int(((rows < 0.5 / 255) | (rows >= 254.5 / 255)).sum())
-    else:
-        in_clipped = int(((rows == 0) | (rows == 255)).sum())
-    out_clipped = int(((out_rows == 0) | (out_rows == 255)).sum())
-    _warn_if_saturated(float(alpha), in_clipped, rows.numel(), out_clipped, out_rows.numel())
+def open_stream(
+    frame_shape: tuple[int, ...],
+    *,
+    fs: float,
+    pipeline: str,
+    backend: str = "auto",
+    compat: str | None = None,
+    batch: int | None = None,
+    **params: Any,
+) -> Stream:
+    """Open a live stream of a streaming pipeline: push frames, get as many magnified frames back.
+
+    Parameters
+    ----------
+    frame_shape : tuple of int
+        Shape of every frame, (H, W, 3).
+    fs, pipeline, backend, compat, **params
+        As :func:`run`; ``pipeline`` must be one that streams, ``"laplacian_butterworth"`` or
+        ``"laplacian_iir"``.
+    batch : int, optional
+        The most frames one device call works on (a larger push is done in pieces of this many); ``None``:
+        the backend's batch size. Smaller bounds the latency of a large push, not of a single frame.
+
+    Returns
+    -------
+    vidmag.backend.stream.Stream
+        ``stream.push(frames)`` takes one uint8 frame (H, W, 3), a batch (n, H, W, 3) or a list of frames
+        and returns as many magnified frames, one for one, with no look-ahead; ``stream.close()`` ends it
+        (or use it as a context manager). Frame 0 of the stream comes out as its input bytes, as in the
+        whole-clip run, whose frames the stream's equal.
+
+    Raises
+    ------
+    TypeError, ValueError, BackendUnavailableError
+        As :func:`run`; a ``ValueError`` too for an ideal pipeline, which cannot stream (its band-pass needs
+        the whole clip), naming it.
+
+    Examples
+    --------
+    >>> with open_stream((480, 640, 3), fs=30, pipeline="laplacian_iir", alpha=10, lambda_c=16,
+    ...                  r1=0.4, r2=0.05, chrom_attenuation=0.1) as stream:   # doctest: +SKIP
+    ...     for frame in camera():
+    ...         show(stream.push(frame))
+
+    Notes
+    -----
+    Backends: all (``vidmag.backend``).
+    """
+    if not isinstance(frame_shape, (tuple, list)) or not all(
+        isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) for s in frame_shape
+    ):
+        raise TypeError(f"frame_shape must be a tuple of ints (H, W, 3), got {frame_shape!r}")
+    plan = make_plan(pipeline, fs=fs, compat=compat, params=params, frame_shape=tuple(frame_shape),
+                     batch=batch)
+    _, chosen = _backend.select(backend)
+    return chosen.open(plan)

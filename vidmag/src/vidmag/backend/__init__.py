@@ -1,5 +1,7 @@
-"""Backends: choose one with :func:`select`; ``registry`` holds the table, ``operations`` the primitives
-contract and ``generic`` the pipelines written over it.
+"""Backends: choose one with :func:`select`; ``registry`` holds the table (and :func:`owner` routes a
+library's arrays to their backend), ``operations`` the contract in two tiers (the primitives and the fused
+tier), ``stages`` the pipelines' stages over each tier, ``generic`` the pipelines written once over them and
+``bind``, ``stream`` the :class:`~vidmag.backend.stream.Stream` that ``backend.open(plan)`` returns.
 
 Importing this package imports no GPU library.
 """
@@ -11,11 +13,12 @@ from vidmag.backend.registry import (
     list_backends,
     load,
     names,
+    owner,
     pinned_by,
     unavailable_reason,
 )
 
-__all__ = ["BackendUnavailableError", "list_backends", "select"]
+__all__ = ["BackendUnavailableError", "list_backends", "owner", "select"]
 
 
 def select(name: str = "auto"):

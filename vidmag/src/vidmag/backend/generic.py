@@ -1,169 +1,117 @@
-"""The four pipelines written once over the primitives, and :func:`bind`, which makes a backend of them.
+"""The four pipelines written once, and :func:`bind`, which makes a backend of a tier of operations.
 
-A pipeline here is a generator function ``(operations, plan, source) -> iterator of uint8 (H, W, 3)
-frames``. ``source()`` returns a fresh iterator of the input frames (uint8 (H, W, 3) RGB) each time it is
-called, already reduced to the frames the semantics reads (``vidmag.pipelines.run`` drops the MIT code's
-unread tail). The streaming pipelines call it once and hold one batch of frames; the ideal ones call it twice
-(pass 1 keeps only the pyramid levels or the down-sampled images they filter, pass 2 re-reads the frames to
-add the signal).
+A pipeline here is a generator function ``(stages, plan, groups) -> iterator of uint8 output batches``, over
+the stages of :mod:`vidmag.backend.stages` (the same code runs over the primitives or over the fused tier).
+``groups(skip)`` returns a fresh iterator of consecutive input frames from frame ``skip`` on, in groups of at
+most ``stages.batch_frames(plan)``: lists of host uint8 (H, W, 3) frames (or batches already on the device,
+for a backend whose arrays callers hold), already reduced to the frames the semantics reads
+(``vidmag.pipelines.run`` drops the MIT code's unread tail). The streaming pipelines read the frames once,
+through the same :class:`~vidmag.backend.stream.FilterState` a :class:`~vidmag.backend.stream.Stream` holds;
+the ideal ones read them twice (pass 1 keeps only the pyramid levels or the down-sampled images they filter,
+pass 2 re-reads the frames to add the signal). Output batches are uint8 (n, H, W, 3), on the host or in the
+backend's array type.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
-from vidmag._reference.temporal import butterworth_lowpass
-from vidmag.backend.operations import PRIMITIVES, Operations
+from vidmag.backend.operations import FUSED, PRIMITIVES, FusedOperations, Operations
+from vidmag.backend.stages import FusedStages, PrimitiveStages, kept_levels
+from vidmag.backend.stream import FilterState, Stream, refuse_stream
 from vidmag.params import Plan
 
+__all__ = ["PIPELINES", "Backend", "bind", "groups_of"]
+
 Source = Callable[[], Iterator[np.ndarray]]
-Pipeline = Callable[[Operations, Plan, Source], Iterator[np.ndarray]]
+Groups = Callable[[int], Iterator[Any]]
+Pipeline = Callable[[Any, Plan, Groups], Iterator[Any]]
 
 
-def _batch_frames(ops: Operations, plan: Plan) -> int:
-    values = getattr(ops, "batch_values", 2**21)
-    return max(1, values // (plan.height * plan.width * 3))
+def groups_of(frames: Iterable[np.ndarray], size: int, skip: int = 0) -> Iterator[list[np.ndarray]]:
+    """Consecutive frames in lists of at most ``size``, after dropping the first ``skip``."""
+    group: list[np.ndarray] = []
+    for i, frame in enumerate(frames):
+        if i < skip:
+            continue
+        group.append(frame)
+        if len(group) == size:
+            yield group
+            group = []
+    if group:
+        yield group
 
 
-def _batches(frames: Iterable[np.ndarray], size: int) -> Iterator[np.ndarray]:
-    batch: list[np.ndarray] = []
-    for frame in frames:
-        batch.append(frame)
-        if len(batch) == size:
-            yield np.stack(batch)
-            batch = []
-    if batch:
-        yield np.stack(batch)
-
-
-def _kept_levels(plan: Plan) -> list[int]:
-    # A band with gain 0 contributes exactly 0 to the collapsed signal, so it is neither built nor kept.
-    return [level for level, gain in enumerate(plan.gains) if gain != 0.0]
-
-
-def _bands(ops: Operations, yiq: Any, plan: Plan, kept: list[int]) -> dict[int, Any]:
-    """The Laplacian bands of the levels in ``kept`` (only those are computed)."""
-    sizes = plan.level_sizes
-    bands = {}
-    image = yiq
-    for level in range(max(kept) + 1):
-        low = ops.pyramid_reduce(image)
-        if level in kept:
-            bands[level] = ops.subtract(image, ops.pyramid_expand(low, sizes[level]))
-        image = low
-    return bands
-
-
-def _signal(ops: Operations, plan: Plan, filtered: dict[int, Any]) -> Any:
-    """Collapse the gained bands (the others are 0) and attenuate chrominance: the YIQ signal to add."""
-    sizes, gains = plan.level_sizes, plan.gains
-    top = max(filtered)
-    image = ops.scale(filtered[top], gains[top], gains[top])
-    for level in range(top - 1, -1, -1):
-        image = ops.pyramid_expand(image, sizes[level])
-        if level in filtered:
-            image = ops.add(image, ops.scale(filtered[level], gains[level], gains[level]))
-    return ops.scale(image, 1.0, plan.params["chrom_attenuation"])
-
-
-def _render(ops: Operations, plan: Plan, yiq: Any, signal: Any | None) -> Iterator[np.ndarray]:
-    total = yiq if signal is None else ops.add(yiq, signal)
-    yield from ops.download(ops.yiq_to_rgb_uint8(total, mit=plan.mit))
-
-
-def gaussian_ideal(ops: Operations, plan: Plan, source: Source) -> Iterator[np.ndarray]:
+def gaussian_ideal(stages: Any, plan: Plan, groups: Groups) -> Iterator[Any]:
     """Gaussian down stack, ideal band-pass over the clip, times alpha, bicubic back to full size, added."""
-    p, size = plan.params, _batch_frames(ops, plan)
-    down = []
-    for batch in _batches(source(), size):
-        image = ops.rgb_to_yiq(ops.upload(batch))
-        for _ in range(p["level"]):
-            image = ops.gaussian_reduce(image)
-        down.append(image)
-    if not down:
+    p = plan.params
+    pieces = [stages.gaussian_down(stages.upload(group), p["level"]) for group in groups(0)]
+    if not pieces:
         return
-    stack = ops.ideal_bandpass(ops.concat_frames(down), p["fl"], p["fh"], plan.fs, mit=plan.mit)
+    stack = stages.bandpass(stages.concat(pieces), p["fl"], p["fh"], plan.fs, mit=plan.mit, gain=1.0)
     start = 0
-    for batch in _batches(source(), size):
-        yiq = ops.rgb_to_yiq(ops.upload(batch))
-        signal = ops.take_frames(stack, start, start + len(batch))
-        signal = ops.scale(ops.scale(signal, p["alpha"], p["alpha"]), 1.0, p["chrom_attenuation"])
-        yield from _render(ops, plan, yiq, ops.resize_bicubic(signal, (plan.height, plan.width)))
-        start += len(batch)
+    for group in groups(0):
+        frames = stages.upload(group)
+        n = frames.shape[0]
+        signal = stages.take(stack, start, start + n)
+        yield stages.render(
+            frames, signal, plan, kind="bicubic", gain=p["alpha"], chroma=p["chrom_attenuation"]
+        )
+        start += n
 
 
-def laplacian_ideal(ops: Operations, plan: Plan, source: Source) -> Iterator[np.ndarray]:
+def laplacian_ideal(stages: Any, plan: Plan, groups: Groups) -> Iterator[Any]:
     """Laplacian bands of the clip, ideal band-pass per kept level, per-level gains, collapsed and added.
 
     Under ``compat="mit"`` output j is input frame j + 1 plus the signal of frame j (one frame fewer).
     """
-    p, size, kept = plan.params, _batch_frames(ops, plan), _kept_levels(plan)
+    p, kept = plan.params, kept_levels(plan)
     stacks: dict[int, Any] = {}
     if kept:
         pieces: dict[int, list] = {level: [] for level in kept}
-        for batch in _batches(source(), size):
-            for level, band in _bands(ops, ops.rgb_to_yiq(ops.upload(batch)), plan, kept).items():
+        for group in groups(0):
+            for level, band in stages.bands(stages.upload(group), plan, kept, scratch=False).items():
                 pieces[level].append(band)
         if not pieces[kept[0]]:
             return
         for level in kept:
-            stack = ops.concat_frames(pieces.pop(level))
-            stacks[level] = ops.ideal_bandpass(stack, p["fl"], p["fh"], plan.fs, mit=plan.mit)
-    frames = source()
-    if plan.mit:
-        next(frames, None)  # the MIT code's one-frame lag
+            stacks[level] = stages.bandpass(
+                stages.concat(pieces.pop(level)), p["fl"], p["fh"], plan.fs, mit=plan.mit,
+                gain=plan.gains[level],
+            )
     start = 0
-    for batch in _batches(frames, size):
-        yiq = ops.rgb_to_yiq(ops.upload(batch))
+    for group in groups(1 if plan.mit else 0):  # the MIT code's one-frame lag
+        frames = stages.upload(group)
+        n = frames.shape[0]
         signal = None
         if stacks:
-            parts = {level: ops.take_frames(s, start, start + len(batch)) for level, s in stacks.items()}
-            signal = _signal(ops, plan, parts)
-        yield from _render(ops, plan, yiq, signal)
-        start += len(batch)
+            signal = stages.collapse({lv: stages.take(s, start, start + n) for lv, s in stacks.items()}, plan)
+        yield stages.render(frames, signal, plan, kind="expand", gain=1.0, chroma=p["chrom_attenuation"])
+        start += n
 
 
-def _streaming(ops: Operations, plan: Plan, source: Source, step: Callable) -> Iterator[np.ndarray]:
-    """Frame 0 starts every filter state and is written as its input bytes; then batch by batch."""
-    size, kept = _batch_frames(ops, plan), _kept_levels(plan)
-    frames = source()
-    first = next(frames, None)
-    if first is None:
-        return
-    states: dict[int, Any] = {}
-    if kept:
-        bands = _bands(ops, ops.rgb_to_yiq(ops.upload(first[None])), plan, kept)
-        states = {level: step(None, band)[1] for level, band in bands.items()}
-    yield np.array(first, dtype=np.uint8)
-    for batch in _batches(frames, size):
-        yiq = ops.rgb_to_yiq(ops.upload(batch))
-        signal = None
-        if kept:
-            filtered = {}
-            for level, band in _bands(ops, yiq, plan, kept).items():
-                filtered[level], states[level] = step(states[level], band)
-            signal = _signal(ops, plan, filtered)
-        yield from _render(ops, plan, yiq, signal)
+def _streaming(stages: Any, plan: Plan, groups: Groups) -> Iterator[Any]:
+    """A stream fed the clip batch by batch (see :class:`vidmag.backend.stream.FilterState`)."""
+    state = FilterState(stages, plan)
+    for group in groups(0):
+        yield from state.push(group)
 
 
-def laplacian_butterworth(ops: Operations, plan: Plan, source: Source) -> Iterator[np.ndarray]:
+def laplacian_butterworth(stages: Any, plan: Plan, groups: Groups) -> Iterator[Any]:
     """Laplacian pyramid per frame, Butterworth band-pass LP(fh) - LP(fl) on each kept level, streamed."""
-    p = plan.params
-    high = tuple(butterworth_lowpass(p["fh"], plan.fs, mit=plan.mit))
-    low = tuple(butterworth_lowpass(p["fl"], plan.fs, mit=plan.mit))
-    return _streaming(ops, plan, source, lambda state, x: ops.butterworth_step(state, x, high, low))
+    return _streaming(stages, plan, groups)
 
 
-def laplacian_iir(ops: Operations, plan: Plan, source: Source) -> Iterator[np.ndarray]:
+def laplacian_iir(stages: Any, plan: Plan, groups: Groups) -> Iterator[Any]:
     """Laplacian pyramid per frame, the MIT IIR band-pass on each kept level, streamed."""
-    p = plan.params
-    return _streaming(ops, plan, source, lambda state, x: ops.iir_step(state, x, p["r1"], p["r2"]))
+    return _streaming(stages, plan, groups)
 
 
-#: The generic pipelines by name.
+#: The pipelines by name.
 PIPELINES: dict[str, Pipeline] = {
     "gaussian_ideal": gaussian_ideal,
     "laplacian_ideal": laplacian_ideal,
@@ -173,20 +121,41 @@ PIPELINES: dict[str, Pipeline] = {
 
 
 class Backend:
-    """A runnable backend: primitives plus, optionally, whole pipelines that replace the generic ones.
+    """A runnable backend: primitives, optionally the fused tier, optionally whole pipelines of its own.
 
     Attributes
     ----------
     name : str
     operations : Operations
-    overrides : dict
-        Pipeline name -> callable ``(plan, source) -> iterator of uint8 (H, W, 3) frames``.
+        The primitives.
+    fused : FusedOperations or None
+        The fused tier, when the backend has one: the pipelines then run over it.
+    stages : PrimitiveStages or FusedStages
+        What the pipelines run over.
     """
 
-    def __init__(self, name: str, operations: Operations, overrides: dict[str, Callable] | None = None):
+    def __init__(
+        self,
+        name: str,
+        operations: Operations,
+        overrides: dict[str, Callable] | None = None,
+        fused: FusedOperations | None = None,
+    ):
         self.name = name
         self.operations = operations
-        self.overrides = dict(overrides or {})
+        self.fused = fused
+        self.stages = FusedStages(fused) if fused is not None else PrimitiveStages(operations)
+        self._replaced = dict(overrides or {})
+
+    @property
+    def overrides(self) -> dict[str, Callable]:
+        """Pipeline name -> callable ``(plan, source) -> iterator of uint8 (H, W, 3) frames``, for every
+        pipeline this backend does not run through its primitives alone: those it replaces outright, and,
+        with a fused tier, all the others (run over the fused tier). Empty for a primitives-only backend."""
+        if self.fused is None:
+            return dict(self._replaced)
+        runs = {name: functools.partial(self._frames, PIPELINES[name]) for name in PIPELINES}
+        return {**runs, **self._replaced}
 
     def run(self, plan: Plan, source: Source) -> Iterator[np.ndarray]:
         """Run ``plan.pipeline`` on the frames ``source()`` yields; returns an iterator of uint8 frames.
@@ -195,16 +164,45 @@ class Backend:
         exception, a KeyboardInterrupt, the caller closing the iterator) first waits for the device to finish
         what was enqueued, and only then lets go of the buffers that work reads and writes.
         """
-        override = self.overrides.get(plan.pipeline)
-        if override is not None:
-            frames = override(plan, source)
+        replaced = self._replaced.get(plan.pipeline)
+        if replaced is not None:
+            frames = replaced(plan, source)
         else:
-            frames = PIPELINES[plan.pipeline](self.operations, plan, source)
-        synchronize = getattr(self.operations, "synchronize", None)
+            frames = self._frames(PIPELINES[plan.pipeline], plan, source)
+        synchronize = self._synchronizer()
         return frames if synchronize is None else _drained(frames, synchronize)
 
+    def open(self, plan: Plan) -> Stream:
+        """A :class:`~vidmag.backend.stream.Stream` of ``plan`` (a streaming pipeline) on this backend.
+
+        Raises
+        ------
+        ValueError
+            ``plan.pipeline`` cannot stream (gaussian_ideal, laplacian_ideal: they need the whole clip); the
+            message names it and says why.
+        """
+        if not plan.streams:
+            raise refuse_stream(plan)
+        return Stream(self.stages, plan, name=self.name, synchronize=self._synchronizer())
+
+    def _synchronizer(self) -> Callable[[], None] | None:
+        for tier in (self.fused, self.operations):
+            synchronize = getattr(tier, "synchronize", None)
+            if synchronize is not None:
+                return synchronize
+        return None
+
+    def _frames(self, pipeline: Pipeline, plan: Plan, source: Source) -> Iterator[np.ndarray]:
+        stages = self.stages
+        size = stages.batch_frames(plan)
+        for out in pipeline(stages, plan, lambda skip: groups_of(source(), size, skip)):
+            yield from out if isinstance(out, np.ndarray) else stages.download(out)
+
     def __repr__(self) -> str:
-        return f"<vidmag backend {self.name!r} over {type(self.operations).__name__}>"
+        tiers = type(self.operations).__name__
+        if self.fused is not None:
+            tiers += f" + {type(self.fused).__name__}"
+        return f"<vidmag backend {self.name!r} over {tiers}>"
 
 
 def _drained(frames: Iterator[np.ndarray], synchronize: Callable[[], None]) -> Iterator[np.ndarray]:
@@ -228,31 +226,54 @@ def _drained(frames: Iterator[np.ndarray], synchronize: Callable[[], None]) -> I
             close()
 
 
+def _missing(tier: Any, names: tuple[str, ...]) -> list[str]:
+    return [op for op in names if not callable(getattr(tier, op, None))]
+
+
 def bind(
-    operations: Operations, *, name: str | None = None, overrides: dict[str, Callable] | None = None
+    operations: Operations,
+    *,
+    name: str | None = None,
+    overrides: dict[str, Callable] | None = None,
+    fused: FusedOperations | None = None,
 ) -> Backend:
-    """Make a backend of a set of primitive operations: all four pipelines run on it.
+    """Make a backend of a set of operations: all four pipelines run on it, whole clip and streamed.
 
     Parameters
     ----------
     operations : Operations
-        An object with every method of :class:`vidmag.backend.operations.Operations`.
+        An object with every primitive of :class:`vidmag.backend.operations.Operations`.
     name : str, optional
         The backend's name; ``None`` uses the operations' class name.
     overrides : dict, optional
         Pipelines the backend implements itself, by name, each a callable ``(plan, source)`` returning an
-        iterator of uint8 (H, W, 3) frames; the others are the generic ones.
+        iterator of uint8 (H, W, 3) frames; the others are the generic ones. (A whole-clip replacement only:
+        a stream of it runs the generic pipeline.)
+    fused : FusedOperations, optional
+        The fused tier (every operation of :class:`vidmag.backend.operations.FusedOperations`): the
+        pipelines then run over it instead of over the primitives.
 
     Returns
     -------
     Backend
+
+    Raises
+    ------
+    TypeError
+        ``operations`` lacks a primitive, or ``fused`` an operation of the fused tier (named).
+    ValueError
+        ``overrides`` names a pipeline that does not exist.
     """
-    missing = [op for op in PRIMITIVES if not callable(getattr(operations, op, None))]
+    missing = _missing(operations, PRIMITIVES)
     if missing:
         raise TypeError(f"operations lacks the primitive(s) {', '.join(missing)}")
+    if fused is not None:
+        missing = _missing(fused, FUSED)
+        if missing:
+            raise TypeError(f"fused lacks the fused-tier operation(s) {', '.join(missing)}")
     unknown = sorted(set(overrides or {}) - set(PIPELINES))
     if unknown:
         raise ValueError(
             f"overrides names unknown pipeline(s) {', '.join(unknown)}; known: {', '.join(PIPELINES)}"
         )
-    return Backend(name or type(operations).__name__, operations, overrides)
+    return Backend(name or type(operations).__name__, operations, overrides, fused)

@@ -11,12 +11,24 @@ module provides two functions, which is all a new backend needs besides a row in
 ``create() -> vidmag.backend.generic.Backend``
     The backend, usually ``generic.bind(MyOperations(), name=...)``; called only after ``probe()`` said yes.
 
-And optionally a third:
+And optionally:
 
 ``pinned_by() -> str | None``
     The setting the user made to choose this backend's device (``"KERNELKIT_OPENCL_DEVICE='0:1'"``), or
     ``None``. While it is set, "auto" does not move past this backend when it cannot run: it raises with the
     reason, since a device the user asked for by name is not one to drop silently.
+``owns(frames) -> bool``
+    Whether ``frames`` is an array of this backend's own library (a torch tensor for ``torch``), decided
+    through ``sys.modules`` only: a library that was never imported cannot have made ``frames``, so nothing
+    is imported to find out. :func:`owner` asks each backend in turn; ``vidmag.magnify`` routes such arrays
+    with the three functions below, which a backend that has ``owns`` provides too.
+``magnify_owned(frames, *, fs, pipeline, compat, **params)``
+    Magnify a clip held in one of its arrays; the result is one of its arrays, on the same device.
+``to_host(frames, *, backend) -> numpy.ndarray``
+    Such a clip as a NumPy array for another backend, when it lives in host memory; a ``ValueError`` saying
+    why when it does not (a GPU tensor is never copied through the host behind the caller's back).
+``count_clipped(frames, row_step) -> (int, int)``
+    Bytes at 0 or 255 and bytes looked at, in every ``row_step``-th row (for the saturation warning).
 
 A backend whose module does not exist in this build is listed with that as its reason.
 """
@@ -29,6 +41,9 @@ import sys
 import threading
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
+
+import numpy as np
 
 
 class BackendUnavailableError(RuntimeError):
@@ -145,6 +160,38 @@ def list_backends() -> list[BackendInfo]:
     return [
         BackendInfo(s.name, s.runs_on, s.written_in, s.needs, unavailable_reason(s.name)) for s in BACKENDS
     ]
+
+
+def backend_module(name: str) -> ModuleType:
+    """The module of backend ``name`` (imported, which loads no device library).
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not a backend.
+    BackendUnavailableError
+        Its module is not part of this build or fails to import.
+    """
+    module = _module(_spec(name))
+    if isinstance(module, str):
+        raise BackendUnavailableError(f"backend {name!r} cannot run here: {module}")
+    return module
+
+
+def owner(frames: Any) -> str | None:
+    """The backend whose own array type ``frames`` is (``"torch"`` for a torch tensor), or ``None``.
+
+    Each backend module with an ``owns()`` is asked, in the table's order; they look in ``sys.modules``, so
+    this imports no library. A NumPy array belongs to no backend in particular (every one takes it).
+    """
+    if isinstance(frames, np.ndarray):
+        return None
+    for spec in BACKENDS:
+        module = _module(spec)
+        owns = None if isinstance(module, str) else getattr(module, "owns", None)
+        if callable(owns) and owns(frames):
+            return spec.name
+    return None
 
 
 def load(name: str):

@@ -20,7 +20,7 @@ import numpy as np
 from vidmag._reference.pyramid import BINOM5, GAUSS5
 from vidmag._reference.resize import bicubic_taps as _reference_bicubic_taps
 
-__all__ = ["Taps", "bicubic", "compose", "expand", "gaussian_down", "reduce", "to_dense"]
+__all__ = ["Taps", "bicubic", "compose", "expand", "gaussian_down", "reduce", "reflect1", "to_dense"]
 
 
 class Taps(NamedTuple):
@@ -43,8 +43,9 @@ class Taps(NamedTuple):
         return self.index.shape[0]
 
 
-def _reflect1(i: int, n: int) -> int:
-    # Mirror about the edge sample without repeating it (numpy's mode="reflect"), for any distance.
+def reflect1(i: int, n: int) -> int:
+    """Index ``i`` mirrored into [0, n) about the edge samples without repeating them (``reflect1``, numpy's
+    mode="reflect"), for any distance."""
     if n == 1:
         return 0
     period = 2 * (n - 1)
@@ -87,7 +88,7 @@ def _reduce_dense(n: int, kernel: np.ndarray) -> np.ndarray:
     matrix = np.zeros((m, n), dtype=np.float64)
     for j in range(m):
         for t in range(5):
-            matrix[j, _reflect1(2 * j + t - 2, n)] += kernel[t]
+            matrix[j, reflect1(2 * j + t - 2, n)] += kernel[t]
     return matrix
 
 
@@ -124,7 +125,7 @@ def expand(n_coarse: int, n: int) -> Taps:
         for t in range(5):
             if n == 5 and i == 4 and t == 4:
                 continue
-            m = _reflect1(i + t - 2, n)
+            m = reflect1(i + t - 2, n)
             if m % 2 == 0:
                 matrix[i, m // 2] += BINOM5[t]
     return _from_dense(matrix)

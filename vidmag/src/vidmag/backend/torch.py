@@ -6,11 +6,12 @@ backend is created or a function here is called. Its distinguishing use is that 
 :func:`magnify_tensor` takes a (T, H, W, 3) tensor on any device and returns one on the same device, with no
 trip through the host, so magnification can sit inside a larger tensor computation.
 
-The primitives (:class:`TorchOperations`) follow :class:`vidmag.backend.operations.Operations`; the spatial
+The primitives (:class:`TorchOperations`) follow :class:`vidmag.backend.operations.Operations`: the spatial
 filters are strided sums and gathers (:mod:`vidmag.backend.spatial_taps` for the bicubic resize) and the ideal
-band-pass is two matrix products with the tables of :mod:`vidmag.backend.bandpass_basis`. The backend runs the
-whole-clip pipelines of this module (the clip held on the device as bytes, the float work done in chunks of
-frames).
+band-pass is two matrix products with the tables of :mod:`vidmag.backend.bandpass_basis`. The fused tier
+(:class:`TorchFused`) is what the backend's pipelines run on: tap maps as one gather per tap, the matrix
+apply as a matmul, the scan and the render as a few tensor operations each. ``owns``, ``magnify_owned``,
+``to_host`` and ``count_clipped`` are how the registry routes tensors given to ``vidmag.magnify`` here.
 """
 
 from __future__ import annotations
@@ -25,17 +26,16 @@ import numpy as np
 
 from vidmag._reference.colour import RGB_TO_YIQ, YIQ_TO_RGB_EXACT, YIQ_TO_RGB_MIT
 from vidmag._reference.pyramid import BINOM5, GAUSS5
-from vidmag._reference.temporal import butterworth_lowpass
 from vidmag.backend import spatial_taps
 from vidmag.backend.bandpass_basis import bandpass_basis
-from vidmag.backend.generic import _bands, _batches, _kept_levels, _signal
+from vidmag.backend.stages import contiguous_span
 
 if TYPE_CHECKING:
     import torch as torch_module
 
     from vidmag.params import Plan
 
-__all__ = ["TorchOperations", "create", "magnify_tensor", "probe"]
+__all__ = ["TorchFused", "TorchOperations", "create", "magnify_tensor", "owns", "probe"]
 
 #: Environment variable naming the torch device to use ("cpu", "cuda", "cuda:1", "mps").
 DEVICE_ENV = "VIDMAG_TORCH_DEVICE"
@@ -126,7 +126,7 @@ class TorchOperations:
         n = x.shape[dim]
         index = [2 % n, 1 % n, *range(n), (n - 2) % n, (n - 3) % n] if n > 2 else None
         if index is None:  # too short to mirror twice: fall back to the general reflection of the tables
-            index = [spatial_taps._reflect1(i, n) for i in range(-2, n + 2)]
+            index = [spatial_taps.reflect1(i, n) for i in range(-2, n + 2)]
         key = ("mirror2", n)
         return x.index_select(dim, self._table(key, lambda: np.array(index), self.torch.int64))
 
@@ -268,114 +268,105 @@ class TorchOperations:
         return self._first_order(state, frames, (1.0 - r1, r1, 0.0), (1.0 - r2, r2, 0.0))
 
 
-# --- whole-clip pipelines on tensors ----------------------------------------------------------------------
-# (The pyramid helpers are the generic pipelines' own, run over TorchOperations.)
-# Each takes ``chunks()``, which returns a fresh iterator of consecutive uint8 (n, H, W, 3) tensors on the
-# device (the frames the semantics reads), and yields uint8 (n', H, W, 3) output tensors in order. The ideal
-# pipelines call ``chunks`` twice; the streaming ones once, holding one chunk and the filter states.
+class TorchFused:
+    """The fused tier (:class:`vidmag.backend.operations.FusedOperations`) on torch tensors, over a
+    :class:`TorchOperations` (its device and tables).
 
-Chunks = Callable[[], Iterator[Any]]
+    Frames pushed or given as tensors stay tensors: :meth:`upload_frames` takes a uint8 tensor as it is, and
+    :meth:`render` returns one on the device.
+    """
 
+    def __init__(self, ops: TorchOperations) -> None:
+        self.ops = ops
+        self.torch = ops.torch
+        self._columns: dict[Any, tuple[Any, Any]] = {}
 
-def _gaussian_ideal(ops: TorchOperations, plan: Plan, chunks: Chunks) -> Iterator[Any]:
-    p = plan.params
-    pieces = []
-    for chunk in chunks():
-        image = ops.rgb_to_yiq(chunk)
-        for _ in range(p["level"]):
-            image = ops.gaussian_reduce(image)
-        pieces.append(image)
-    if not pieces:
-        return
-    signal = ops.ideal_bandpass(ops.concat_frames(pieces), p["fl"], p["fh"], plan.fs, mit=plan.mit)
-    signal = ops.scale(signal, p["alpha"], p["alpha"] * p["chrom_attenuation"])
-    start = 0
-    for chunk in chunks():
-        n = chunk.shape[0]
-        up = ops.resize_bicubic(signal[start : start + n], (plan.height, plan.width))
-        yield ops.yiq_to_rgb_uint8(ops.rgb_to_yiq(chunk) + up, mit=plan.mit)
-        start += n
+    def batch_frames(self, plan: Plan) -> int:
+        return max(1, self.ops.batch_values // (plan.height * plan.width * 3))
 
+    def upload_frames(self, frames: Any) -> Any:
+        torch = self.torch
+        if isinstance(frames, torch.Tensor):
+            if frames.dtype != torch.uint8 or frames.dim() != 4:
+                raise ValueError(f"frames: a tensor batch must be uint8 (n, H, W, 3), got {frames.dtype} "
+                                 f"{tuple(frames.shape)}")
+            return frames.to(self.ops.device)
+        if isinstance(frames, np.ndarray):
+            batch = frames if frames.ndim == 4 else frames[None]
+        else:  # frames that lie one after another in memory are read where they are, not stacked first
+            span = contiguous_span(frames)
+            batch = span if span is not None else np.stack(frames)
+        return self.ops.upload(batch)
 
-def _laplacian_ideal(ops: TorchOperations, plan: Plan, chunks: Chunks) -> Iterator[Any]:
-    p, kept = plan.params, _kept_levels(plan)
-    stacks: dict[int, Any] = {}
-    if kept:
-        pieces: dict[int, list] = {level: [] for level in kept}
-        for chunk in chunks():
-            for level, band in _bands(ops, ops.rgb_to_yiq(chunk), plan, kept).items():
-                pieces[level].append(band)
-        for level in kept:
-            stacks[level] = ops.ideal_bandpass(
-                ops.concat_frames(pieces[level]), p["fl"], p["fh"], plan.fs, mit=plan.mit
-            )
-    lag = 1 if plan.mit else 0  # under compat="mit", output j is frame j + 1 plus the signal of frame j
-    start = 0
-    for chunk in chunks():
-        n = chunk.shape[0]
-        yiq = ops.rgb_to_yiq(chunk[lag:] if start == 0 else chunk)
-        first = 0 if start == 0 else start - lag  # index of the signal frame of the chunk's first output
-        if stacks and yiq.shape[0]:
-            yiq = yiq + _signal(ops, plan, {lv: s[first : first + yiq.shape[0]] for lv, s in stacks.items()})
-        if yiq.shape[0]:
-            yield ops.yiq_to_rgb_uint8(yiq, mit=plan.mit)
-        start += n
+    def download(self, frames: Any) -> np.ndarray:
+        return frames if isinstance(frames, np.ndarray) else self.ops.download(frames)
 
+    def _taps_by_column(self, taps: spatial_taps.Taps) -> tuple[Any, Any]:
+        """The table as k columns of (n_out,) indices and weights, one per tap."""
+        key = (taps.n_in, taps.index.tobytes(), taps.weight.tobytes())
+        if key not in self._columns:
+            torch, device = self.torch, self.ops.device
+            index = torch.as_tensor(np.ascontiguousarray(taps.index.T, dtype=np.int64), device=device)
+            weight = torch.as_tensor(np.ascontiguousarray(taps.weight.T), dtype=torch.float32, device=device)
+            self._columns[key] = (index, weight)
+        return self._columns[key]
 
-def _streaming(ops: TorchOperations, plan: Plan, chunks: Chunks, step: Callable) -> Iterator[Any]:
-    kept = _kept_levels(plan)
-    states: dict[int, Any] | None = None
-    for chunk in chunks():
-        if states is None:  # frame 0 starts every filter state and is written as its input bytes
-            states = {}
-            if kept:
-                bands = _bands(ops, ops.rgb_to_yiq(chunk[:1]), plan, kept)
-                states = {level: step(None, band)[1] for level, band in bands.items()}
-            yield chunk[:1].clone()
-            chunk = chunk[1:]
-            if chunk.shape[0] == 0:
-                continue
-        yiq = ops.rgb_to_yiq(chunk)
-        if kept:
-            filtered = {}
-            for level, band in _bands(ops, yiq, plan, kept).items():
-                filtered[level], states[level] = step(states[level], band)
-            yiq = yiq + _signal(ops, plan, filtered)
-        yield ops.yiq_to_rgb_uint8(yiq, mit=plan.mit)
+    def map_axis(self, frames: Any, taps: spatial_taps.Taps, axis: int, *, other: Any = None, sign: int = 1,
+                 scratch: str | None = None) -> Any:
+        if axis not in (1, 2):
+            raise ValueError(f"axis must be 1 (height) or 2 (width), got {axis!r}")
+        x = frames if frames.is_floating_point() else frames.to(self.torch.float32)
+        if x.shape[axis] != taps.n_in:
+            raise ValueError(f"map of {taps.n_in} samples applied to a side of {x.shape[axis]}")
+        index, weight = self._taps_by_column(taps)
+        shape = [1] * x.dim()
+        shape[axis] = taps.n_out
+        out = None
+        # one gather per tap, accumulated: no (n_out, k) intermediate k times the output's size
+        for t in range(index.shape[0]):
+            term, w = x.index_select(axis, index[t]), weight[t].reshape(shape)
+            out = term.mul_(w) if out is None else out.addcmul_(term, w)
+        if other is not None:
+            out = other + out if sign > 0 else other - out
+        return out
 
+    def apply_matrix(self, frames: Any, matrix: np.ndarray) -> Any:
+        return self.ops.apply_matrix(frames, matrix)
 
-def _run(ops: TorchOperations, plan: Plan, chunks: Chunks) -> Iterator[Any]:
-    """The pipeline ``plan.pipeline`` over tensor chunks (see the section comment)."""
-    p = plan.params
-    if plan.pipeline == "gaussian_ideal":
-        return _gaussian_ideal(ops, plan, chunks)
-    if plan.pipeline == "laplacian_ideal":
-        return _laplacian_ideal(ops, plan, chunks)
-    if plan.pipeline == "laplacian_iir":
-        return _streaming(ops, plan, chunks, lambda s, x: ops.iir_step(s, x, p["r1"], p["r2"]))
-    high = tuple(butterworth_lowpass(p["fh"], plan.fs, mit=plan.mit))
-    low = tuple(butterworth_lowpass(p["fl"], plan.fs, mit=plan.mit))
-    return _streaming(ops, plan, chunks, lambda s, x: ops.butterworth_step(s, x, high, low))
+    def concat_frames(self, batches: list[Any]) -> Any:
+        return self.ops.concat_frames(batches)
 
+    def take_frames(self, stack: Any, start: int, stop: int) -> Any:
+        return self.ops.take_frames(stack, start, stop)
 
-def _chunk_frames(ops: TorchOperations, plan: Plan) -> int:
-    return max(1, ops.batch_values // (plan.height * plan.width * 3))
+    def bandpass(self, stack: Any, fl: float, fh: float, fs: float, *, mit: bool,
+                 gains: tuple[float, float, float]) -> Any:
+        out = self.ops.ideal_bandpass(stack, fl, fh, fs, mit=mit)
+        if tuple(gains) != (1.0, 1.0, 1.0):
+            out = out * self.torch.tensor([float(g) for g in gains], dtype=out.dtype, device=out.device)
+        return out
 
+    def scan_state(self, first: Any) -> list:
+        return [first[0], first[0].clone(), first[0].clone()]
 
-def _override(ops: TorchOperations) -> Callable:
-    """The backend's pipelines in the ``(plan, source) -> iterator of uint8 (H, W, 3) numpy frames`` form."""
+    def first_order_scan(self, state: list, frames: Any, c1: tuple, c2: tuple, gain: float) -> Any:
+        lp1, lp2, prev = state
+        out = self.torch.empty_like(frames)
+        for i in range(frames.shape[0]):
+            x = frames[i]
+            lp1 = c1[0] * lp1 + c1[1] * x + c1[2] * prev
+            lp2 = c2[0] * lp2 + c2[1] * x + c2[2] * prev
+            prev = x
+            self.torch.sub(lp1, lp2, out=out[i]).mul_(gain)
+        state[:] = [lp1, lp2, prev]
+        return out
 
-    def run(plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[np.ndarray]:
-        size = _chunk_frames(ops, plan)
-
-        def chunks() -> Iterator[Any]:
-            return (ops.upload(c) for c in _batches(source(), size))
-
-        with ops.torch.inference_mode():
-            for out in _run(ops, plan, chunks):
-                yield from ops.download(out)
-
-    return run
+    def render(self, frames: Any, signal: Any, taps: spatial_taps.Taps | None, c: np.ndarray,
+               e: np.ndarray) -> Any:
+        rgb = self.ops.apply_matrix(frames, c)
+        if signal is not None:
+            rgb = rgb + self.ops.apply_matrix(self.map_axis(signal, taps, 1), e)
+        return self.ops.to_bytes(rgb)
 
 
 def _as_uint8_tensor(ops: TorchOperations, frames: Any) -> Any:
@@ -437,6 +428,8 @@ def magnify_tensor(
     -----
     Backends: torch only. Not differentiable (the output is rounded to bytes).
     """
+    from vidmag.backend.generic import PIPELINES
+    from vidmag.backend.stages import FusedStages
     from vidmag.params import make_plan
 
     torch = _torch()
@@ -454,22 +447,58 @@ def magnify_tensor(
         from vidmag._reference.pipelines import MIT_UNREAD_TAIL
 
         clip = clip[: T - MIT_UNREAD_TAIL]
-    size = _chunk_frames(ops, plan)
+    stages = FusedStages(TorchFused(ops))
+    size = stages.batch_frames(plan)
+
+    def groups(skip: int) -> Iterator[Any]:
+        return (clip[s : s + size] for s in range(skip, clip.shape[0], size))
+
     with torch.no_grad():
-        outputs = list(_run(ops, plan, lambda: (clip[s : s + size] for s in range(0, clip.shape[0], size))))
+        outputs = list(PIPELINES[plan.pipeline](stages, plan, groups))
     return torch.cat(outputs, dim=0)
 
 
 def create():
-    """The backend: the whole-clip tensor pipelines, with :class:`TorchOperations` as its primitives."""
-    from vidmag.backend.generic import PIPELINES, bind
+    """The backend: the pipelines over the fused tier (:class:`TorchFused`), :class:`TorchOperations` as its
+    primitives."""
+    from vidmag.backend.generic import bind
 
     ops = TorchOperations()
-    run = _override(ops)
-    return bind(ops, name="torch", overrides=dict.fromkeys(PIPELINES, run))
+    return bind(ops, name="torch", fused=TorchFused(ops))
 
 
-def is_tensor(frames: Any) -> bool:
+# --- routing of tensors (see vidmag.backend.registry) -------------------------------------------------------
+
+
+def owns(frames: Any) -> bool:
     """Whether ``frames`` is a torch tensor, decided without importing torch (``sys.modules``)."""
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(frames, torch.Tensor)
+
+
+def magnify_owned(frames: Any, *, fs: float, pipeline: str, compat: str | None = None, **params: Any) -> Any:
+    """:func:`magnify_tensor` (the registry's name for it)."""
+    return magnify_tensor(frames, fs=fs, pipeline=pipeline, compat=compat, **params)
+
+
+def to_host(frames: Any, *, backend: str) -> np.ndarray:
+    """A CPU tensor as a NumPy array (shared memory) for another backend; a ``ValueError`` for a tensor on a
+    device, which would have to be copied through the host."""
+    if frames.device.type != "cpu":
+        raise ValueError(
+            f"frames: a torch tensor on {frames.device} runs only on backend='torch' (or 'auto'); "
+            f"backend={backend!r} would copy it through the host; move it yourself with .cpu() if you "
+            "mean that"
+        )
+    return frames.detach().numpy()
+
+
+def count_clipped(frames: Any, row_step: int) -> tuple[int, int]:
+    """(bytes at 0 or 255, bytes looked at) in every ``row_step``-th row of a (T, H, W, 3) tensor; float
+    frames count the levels that round to 0 or 255 (as :func:`magnify_tensor` quantises them)."""
+    rows = frames[:, ::row_step]
+    if rows.dtype.is_floating_point:
+        clipped = int(((rows < 0.5 / 255) | (rows >= 254.5 / 255)).sum())
+    else:
+        clipped = int(((rows == 0) | (rows == 255)).sum())
+    return clipped, rows.numel()

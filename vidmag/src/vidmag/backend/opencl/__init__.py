@@ -3,9 +3,10 @@
 It runs on GPUs of every vendor with an OpenCL driver and, through a software driver such as PoCL, on the
 processor (that is how CI runs it). kernelkit chooses the device (one that builds and runs a probe kernel;
 ``KERNELKIT_OPENCL_DEVICE=PLATFORM:DEVICE`` pins one), compiles the kernel files and caches their binaries.
-The primitives (``operations``) are each a launch or three over a whole batch of frames; the pipelines that
-matter for speed are replaced by fused versions (``pipelines``) that keep the clip on the device and do the
-per-pixel work of each stage in one kernel.
+The primitives (``operations``) are each a launch or three over a whole batch of frames; the fused tier
+(``pipelines``: tap maps, matrix apply, band-pass projection, scan and the output kernel) is what the
+pipelines of ``vidmag.backend.generic`` run on, keeping each batch on the device and doing the per-pixel work
+of each stage in one kernel.
 
 Importing this package imports no OpenCL library; :func:`probe` looks for one, :func:`create` loads it.
 """
@@ -44,10 +45,11 @@ def pinned_by() -> str | None:
 
 
 def create():
-    """The backend: the generic pipelines over :class:`OpenCLOperations`, with fused whole-clip pipelines."""
+    """The backend: the pipelines over the fused tier (:class:`OpenCLFused`), :class:`OpenCLOperations` as its
+    primitives."""
     from vidmag.backend.generic import bind
     from vidmag.backend.opencl.operations import OpenCLOperations
-    from vidmag.backend.opencl.pipelines import fused_pipelines
+    from vidmag.backend.opencl.pipelines import OpenCLFused
 
     operations = OpenCLOperations()
-    return bind(operations, name="opencl", overrides=fused_pipelines(operations))
+    return bind(operations, name="opencl", fused=OpenCLFused(operations))

@@ -23,7 +23,7 @@ from vidmag.backend.opencl.device import Device
 from vidmag.backend.spatial_taps import Taps
 
 
-def _sized(name: str, k: int) -> str:
+def sized_kernel(name: str, k: int) -> str:
     """The kernel variant with the tap count fixed at compile time, where there is one."""
     fixed = {
         "resample_rows_f32": (3, 4, 5),
@@ -40,7 +40,7 @@ def _sized(name: str, k: int) -> str:
     return f"{name}_k{k}" if k in fixed.get(name, ()) else name
 
 
-def _dense(a: cla.Array) -> cla.Array:
+def dense(a: cla.Array) -> cla.Array:
     # Kernels take whole buffers; a view that starts inside its buffer is copied out first.
     return a if a.offset == 0 and a.flags.c_contiguous else a.copy()
 
@@ -100,14 +100,14 @@ class OpenCLOperations:
 
         ``out_key`` writes the result into that scratch array (see :meth:`scratch`) instead of a new one.
         """
-        frames = _dense(frames)
+        frames = dense(frames)
         n, h, w, _ = frames.shape
         if w != taps.n_in:
             raise ValueError(f"map of {taps.n_in} samples applied to width {w}")
         out = self._output((n, h, taps.n_out, 3), out_key)
         idx, wt = self.taps(taps)
         k = taps.index.shape[1]
-        name = _sized("resample_rows_u8" if frames.dtype == np.uint8 else "resample_rows_f32", k)
+        name = sized_kernel("resample_rows_u8" if frames.dtype == np.uint8 else "resample_rows_f32", k)
         if out.size:
             self.rt.launch(
                 "resample",
@@ -137,13 +137,13 @@ class OpenCLOperations:
         ``mode`` 1 returns ``other + map(frames)``, 2 returns ``other - map(frames)`` (``other`` has the
         output's shape), in the same launch. ``out_key`` as in :meth:`map_rows`.
         """
-        frames = _dense(frames)
+        frames = dense(frames)
         n, h, w, _ = frames.shape
         if h != taps.n_in:
             raise ValueError(f"map of {taps.n_in} samples applied to height {h}")
         out = self._output((n, taps.n_out, w, 3), out_key)
         if other is not None:
-            other = _dense(other)
+            other = dense(other)
             if other.shape != out.shape:
                 raise ValueError(f"other has shape {other.shape}, expected {out.shape}")
         idx, wt = self.taps(taps)
@@ -156,7 +156,7 @@ class OpenCLOperations:
             base = {16: "cols16", 8: "cols8", 1: "resample_cols"}[per_item]
             self.rt.launch(
                 "resample",
-                _sized(f"{base}_{kind}", k),
+                sized_kernel(f"{base}_{kind}", k),
                 (-(-w * 3 // per_item), taps.n_out, n),
                 frames.data,
                 out.data,
@@ -187,7 +187,7 @@ class OpenCLOperations:
 
     def apply_matrix(self, frames: cla.Array, m: np.ndarray) -> cla.Array:
         """Each pixel times a 3 x 3 matrix: (n, h, w, 3) float32 (or bytes) -> new float32 array."""
-        frames = _dense(frames)
+        frames = dense(frames)
         out = self.rt.empty(frames.shape)
         n = self._pixels(frames)
         name = "pixel_matrix_u8" if frames.dtype == np.uint8 else "pixel_matrix_f32"
@@ -196,7 +196,7 @@ class OpenCLOperations:
         return out
 
     def yiq_to_rgb_uint8(self, frames: cla.Array, *, mit: bool) -> cla.Array:
-        frames = _dense(frames)
+        frames = dense(frames)
         out = self.rt.empty(frames.shape, np.uint8)
         n = self._pixels(frames)
         m = YIQ_TO_RGB_MIT if mit else YIQ_TO_RGB_EXACT
@@ -227,7 +227,7 @@ class OpenCLOperations:
 
     # --- arithmetic ---------------------------------------------------------------------------------------
     def _axpby(self, a: cla.Array, b: cla.Array, alpha: float, beta: float) -> cla.Array:
-        a, b = _dense(a), _dense(b)
+        a, b = dense(a), dense(b)
         if a.shape != b.shape:
             raise ValueError(f"shapes differ: {a.shape} and {b.shape}")
         out = self.rt.empty(a.shape)
@@ -244,7 +244,7 @@ class OpenCLOperations:
         return self._axpby(a, b, 1.0, -1.0)
 
     def scale(self, frames: cla.Array, luma: float, chroma: float) -> cla.Array:
-        frames = _dense(frames)
+        frames = dense(frames)
         out = self.rt.empty(frames.shape)
         n = self._pixels(frames)
         if n:
@@ -259,7 +259,7 @@ class OpenCLOperations:
         stack = self.rt.empty((total, *tuple(batches[0].shape[1:])), batches[0].dtype)
         start = 0
         while batches:
-            batch = _dense(batches.pop(0))
+            batch = dense(batches.pop(0))
             count = batch.shape[0]
             if batch.size:
                 cl.enqueue_copy(
@@ -286,7 +286,7 @@ class OpenCLOperations:
         gains: tuple[float, float, float] = (1.0, 1.0, 1.0),
     ) -> cla.Array:
         """The ideal band-pass of a stack (T, ...) times a per-channel gain, into a new array."""
-        stack = _dense(stack)
+        stack = dense(stack)
         t = stack.shape[0]
         p = stack.size // max(t, 1)
         basis = bandpass_basis(t, float(fl), float(fh), float(fs), bool(mit))
@@ -334,7 +334,7 @@ class OpenCLOperations:
 
     def _first_order(self, state: Any, frames: cla.Array, c1: tuple, c2: tuple) -> tuple[cla.Array, Any]:
         """Two first-order low-passes over the frames in one launch; ``state`` is (lp1, lp2, x_prev)."""
-        x = _dense(frames).copy()
+        x = dense(frames).copy()
         n = x.shape[0]
         p = x.size // max(n, 1)
         if n == 0:

@@ -1,0 +1,213 @@
+"""Streaming as an object: :class:`Stream` (``backend.open(plan)``) and the filter state it holds.
+
+A stream magnifies a live sequence of frames: ``push(frames)`` takes one frame or a few and returns as many
+magnified frames, one for one, with no look-ahead. The streaming pipelines (laplacian_butterworth,
+laplacian_iir) have causal temporal filters, so each output frame depends only on the frames pushed up to it;
+the stream holds their state (two low-passes and the previous input, per kept pyramid level) between pushes.
+The whole-clip run of those pipelines is the same object fed batch by batch, so a stream's output equals the
+whole-clip run of the same backend (bitwise where the backend computes each frame the same way whatever the
+batch: the NumPy reference and the OpenCL kernels; within one rounding step elsewhere).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from vidmag.backend.stages import TemporalFilter, kept_levels
+from vidmag.params import Plan
+
+__all__ = ["FilterState", "Stream", "refuse_stream"]
+
+
+def refuse_stream(plan: Plan) -> ValueError:
+    """The error for a pipeline that cannot stream (the ideal ones), naming it and saying why."""
+    return ValueError(
+        f"{plan.pipeline} cannot stream: its ideal band-pass filters each pixel's series over the whole clip "
+        "(an FFT along time), so no output frame exists before the last input frame has arrived; for a live "
+        "stream use laplacian_butterworth or laplacian_iir, for a clip vidmag.magnify or "
+        "vidmag.pipelines.run"
+    )
+
+
+class FilterState:
+    """The state of a streaming pipeline between batches, and the step that advances it.
+
+    ``push(group)`` takes consecutive frames, either a list of host uint8 (H, W, 3) frames or a uint8 batch
+    in the stages' own array type, and returns the output batches for them, in order: frame 0 of the stream
+    starts every filter state and comes out as its own input bytes (as the MIT code writes it); every later
+    frame is magnified. Parameters
+    ----------
+    stages : PrimitiveStages or FusedStages
+    plan : Plan
+        A streaming pipeline's plan.
+    """
+
+    def __init__(self, stages: Any, plan: Plan) -> None:
+        self.stages, self.plan = stages, plan
+        self.filter = TemporalFilter.of(plan)
+        self.kept = kept_levels(plan)
+        self.states: dict[int, Any] | None = None  # None until frame 0 has been seen
+
+    def push(self, group: Sequence[np.ndarray] | Any) -> list[Any]:
+        stages, plan, kept = self.stages, self.plan, self.kept
+        out: list[Any] = []
+        if self.states is None:
+            first = stages.upload(group[:1])
+            self.states = {}
+            if kept:
+                bands = stages.bands(first, plan, kept, scratch=False)
+                self.states = {lv: stages.scan_state(band, self.filter) for lv, band in bands.items()}
+            # frame 0 is written as its input bytes (on the host when it came from there)
+            out.append(np.array(group[0], dtype=np.uint8)[None] if isinstance(group, list) else first)
+            group = group[1:]
+            if len(group) == 0:
+                return out
+        frames = stages.upload(group)
+        signal = None
+        if kept:
+            filtered = {
+                level: stages.scan(self.states[level], band, self.filter, plan.gains[level])
+                for level, band in stages.bands(frames, plan, kept, scratch=True).items()
+            }
+            signal = stages.collapse(filtered, plan)
+        ca = plan.params["chrom_attenuation"]
+        out.append(stages.render(frames, signal, plan, kind="expand", gain=1.0, chroma=ca))
+        return out
+
+
+class Stream:
+    """A streaming pipeline running on one backend: ``push`` frames in, get as many magnified frames out.
+
+    Made by ``backend.open(plan)`` (or :func:`vidmag.pipelines.open_stream`). Use it as a context manager, or
+    call :meth:`close` when done.
+
+    Attributes
+    ----------
+    plan : Plan
+    batch : int
+        The most frames one device call works on: a larger push is done in pieces of this many frames
+        (``plan.batch`` if set, else the backend's batch size).
+    frames_pushed : int
+        Frames pushed so far.
+
+    Notes
+    -----
+    Frame 0 of a stream starts every filter state and comes out as its input bytes, as in the whole-clip
+    run. Under ``compat="mit"`` a stream computes what the MIT code computes for each frame (its colour
+    matrix, its Butterworth cut-offs); the MIT code's habit of leaving the last 10 frames of a file unread
+    belongs to a finished clip, which a stream does not have.
+    """
+
+    def __init__(self, stages: Any, plan: Plan, *, name: str, synchronize: Callable[[], None] | None):
+        if not plan.streams:
+            raise refuse_stream(plan)
+        self.plan = plan
+        self.name = name
+        self.batch = plan.batch or stages.batch_frames(plan)
+        self.frames_pushed = 0
+        self._stages = stages
+        self._state: FilterState | None = FilterState(stages, plan)
+        self._synchronize = synchronize
+        self._failed: BaseException | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self._state is None
+
+    def push(self, frames: Any) -> Any:
+        """Magnify the next frames of the stream.
+
+        Parameters
+        ----------
+        frames : ndarray or sequence of ndarray or the backend's array
+            uint8 RGB: one frame (H, W, 3), a batch (n, H, W, 3) or a list of (H, W, 3) frames, of the plan's
+            frame size; a backend whose own arrays callers hold (torch) also takes a uint8 (n, H, W, 3) one.
+
+        Returns
+        -------
+        ndarray, uint8
+            As many frames as were pushed, in order: (H, W, 3) for one frame given as (H, W, 3), else
+            (n, H, W, 3); a backend array for a backend array pushed.
+
+        Raises
+        ------
+        ValueError
+            The stream is closed, or the frames are not uint8 frames of the plan's size.
+        RuntimeError
+            An earlier push failed part-way (an interrupt, a device error): the filter state is lost.
+        """
+        if self._state is None:
+            raise ValueError(f"push on a closed stream ({self.plan.pipeline} on backend {self.name!r})")
+        if self._failed is not None:
+            raise RuntimeError(
+                f"the stream stopped at a failed push ({type(self._failed).__name__}: {self._failed}); its "
+                "filter state is lost: open a new stream"
+            )
+        group, single, host = self._checked(frames)
+        n = len(group)
+        if n == 0:
+            return np.empty((0, self.plan.height, self.plan.width, 3), np.uint8)
+        pieces: list[Any] = []
+        try:
+            for start in range(0, n, self.batch):
+                for piece in self._state.push(group[start : start + self.batch]):
+                    pieces.append(self._host(piece) if host else piece)
+        except BaseException as error:  # KeyboardInterrupt included: drain before the buffers go
+            self._failed = error
+            if self._synchronize is not None:
+                self._synchronize()
+            raise
+        self.frames_pushed += n
+        if host:
+            out = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+            return out[0] if single else out
+        return self._stages.concat(pieces) if len(pieces) > 1 else self._stages.concat(pieces[:1])
+
+    def _host(self, piece: Any) -> np.ndarray:
+        return piece if isinstance(piece, np.ndarray) else self._stages.download(piece)
+
+    def _checked(self, frames: Any) -> tuple[Any, bool, bool]:
+        """(frames as a list of host frames or a device batch, given as one frame?, on the host?)."""
+        shape = (self.plan.height, self.plan.width, 3)
+        if isinstance(frames, (list, tuple)):
+            group = [np.asarray(f) for f in frames]
+            for i, f in enumerate(group):
+                if f.dtype != np.uint8 or f.shape != shape:
+                    raise ValueError(f"frames: frame {i} must be uint8 {shape}, got {f.dtype} {f.shape}")
+            return group, False, True
+        if isinstance(frames, np.ndarray):
+            if frames.dtype != np.uint8 or frames.shape[-3:] != shape or frames.ndim not in (3, 4):
+                raise ValueError(
+                    f"frames must be uint8 of shape {shape} or (n, {', '.join(map(str, shape))}), got "
+                    f"{frames.dtype} {frames.shape}"
+                )
+            single = frames.ndim == 3
+            return (list(frames[None]) if single else list(frames)), single, True
+        got = tuple(getattr(frames, "shape", ()))
+        if len(got) != 4 or got[1:] != shape:
+            raise ValueError(
+                f"frames must be uint8 frames of shape {shape}: one, a batch (n, ...) or a list; got "
+                f"{type(frames).__name__} of shape {got}"
+            )
+        return frames, False, False  # the backend's own array: upload_frames checks its type and dtype
+
+    def close(self) -> None:
+        """End the stream: wait for the device, drop the filter state. Closing twice is fine."""
+        if self._state is not None:
+            if self._synchronize is not None:
+                self._synchronize()
+            self._state = None
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{self.frames_pushed} frames pushed"
+        size = f"{self.plan.height}x{self.plan.width}"
+        return f"<vidmag Stream {self.plan.pipeline} on {self.name!r}, {size}, {state}>"
