@@ -207,7 +207,7 @@ except ImportError:  # the property tests skip themselves (pytest.importorskip)
     pass
 else:
     _hypothesis_settings.register_profile(
-        "ci", max_examples=25, deadline=None, derandomize=True, database=None, print_blob=True,
+        "ci", max_examples=100, deadline=None, derandomize=True, database=None, print_blob=True,
         suppress_health_check=[HealthCheck.too_slow],
     )
     _hypothesis_settings.register_profile(

@@ -282,7 +282,7 @@ def test_huge_s_is_refused_before_allocating(name, n):
 @given(
     st.sampled_from(("fftfreq", "rfftfreq")),
     st.integers(1, 50),
-    st.floats(-10, 10, allow_nan=False).filter(lambda d: d != 0),
+    st.floats(-10, 10, allow_nan=False).filter(lambda d: abs(d) > 1e-6),
 )
 def test_fftfreq_matches_numpy(name, n, d):
     np.testing.assert_allclose(getattr(sfft, name)(n, d=d), getattr(np.fft, name)(n, d=d), rtol=1e-15)
