@@ -4,6 +4,8 @@
 Data sets (``--quick`` shrinks them for a short check):
 
 - ``batch``: 16 clips of 10 s at 16 kHz, float32 (16, 160000); n_fft 512, hop 128, 80 mel bands.
+- ``issue19``: the same clips with n_fft 512, hop 160 (10 ms), stft only: the case of issue 19 (specux
+  at least as fast as the fastest of torch.stft and librosa.stft).
 - ``clip``: one 3-minute clip at 22.05 kHz, float32 (3969000,); n_fft 2048, hop 512, 128 mel bands.
 - ``images``: 8 images of 512 x 512, float32, for the 2-D fftconvolve (33 x 33 kernel, mode "same").
 
@@ -85,8 +87,10 @@ def make_data(quick: bool) -> list[Data]:
         return (tone + 0.05 * rng.standard_normal(shape)).astype(np.float32)
 
     n_batch, secs_batch, secs_clip, side, n_img = (4, 2, 10, 128, 2) if quick else (16, 10, 180, 512, 8)
+    batch = audio((n_batch, 16000 * secs_batch), 16000)
     return [
-        Data("batch", audio((n_batch, 16000 * secs_batch), 16000), 16000, n_fft=512, hop=128, n_mels=80),
+        Data("batch", batch, 16000, n_fft=512, hop=128, n_mels=80),
+        Data("issue19", batch, 16000, n_fft=512, hop=160, ops=("stft",)),
         Data("clip", audio((22050 * secs_clip,), 22050), 22050),
         Data("images", rng.standard_normal((n_img, side, side)).astype(np.float32), 0, ops=("fftconvolve",),
              extra={"kernel": rng.standard_normal((1, 33, 33)).astype(np.float32)}),
@@ -299,14 +303,36 @@ def table(rows: list[dict[str, Any]], key: str = "best") -> str:
     return markdown_table(header, body)
 
 
+def fft_libraries() -> dict[str, str]:
+    """The FFT library behind each implementation's stft on this machine."""
+    import librosa.core.fft
+    import torch
+
+    from specux.ops import stft as specux_stft
+
+    lib = librosa.core.fft.get_fftlib().__name__
+    pocketfft = {"scipy.fft": f"scipy's pocketfft (scipy {scipy.__version__}, one thread)",
+                 "numpy.fft": f"numpy's pocketfft (numpy {np.__version__})"}
+    mkl = torch.backends.mkl.is_available()
+    torch_fft = "MKL" if mkl else "pocketfft (torch built without MKL)"
+    direct = specux_stft._pocketfft_r2c() is not None
+    return {
+        "specux": f"scipy's pocketfft (scipy {scipy.__version__}), one thread per block, "
+                  + ("r2c writing into the output" if direct else "scipy.fft.rfft"),
+        "librosa": pocketfft.get(lib, lib),
+        "torch": f"{torch_fft} (torch.backends.mkl.is_available() = {mkl}), torch's threads",
+        "torchaudio": f"torch.stft: {torch_fft}",
+    }
+
+
 def thread_settings() -> dict[str, Any]:
     torch = _torch()
     return {"torch.get_num_threads": torch.get_num_threads(),
             "torch.get_num_interop_threads": torch.get_num_interop_threads(),
             "scipy.fft default workers": scipy.fft.get_workers(),
             "scipy[workers] column": "scipy.fft.set_workers(-1) around scipy.signal.fftconvolve",
-            "specux cpu": "scipy.fft with workers=-1 (all cores)",
-            "librosa fft": "scipy.fft, default workers (1)"}
+            "specux cpu": "blocks of frames on a pool of one thread per core, each block's FFT on one thread",
+            "librosa fft": "librosa.core.fft.get_fftlib(), default workers (1)"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -317,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=1,
                     help="blocks of --repeat calls per implementation, taking turns (best over all is kept)")
     ap.add_argument("--ops", default=",".join(OPS), help="comma-separated subset of: " + ", ".join(OPS))
-    ap.add_argument("--data", default="batch,clip,images", help="subset of: batch,clip,images")
+    ap.add_argument("--data", default="batch,issue19,clip,images",
+                    help="subset of: batch, issue19, clip, images")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON file to write")
     args = ap.parse_args(argv)
     ops = [o for o in args.ops.split(",") if o]
@@ -328,8 +355,8 @@ def main(argv: list[str] | None = None) -> int:
 
     meta = {"machine": machine(), "versions": versions(("specux", "numpy", "scipy", "librosa", "torch",
                                                           "torchaudio", "soxr")),
-            "threads": thread_settings(), "quick": args.quick, "repeat": args.repeat, "warmup": args.warmup,
-            "rounds": args.rounds}
+            "threads": thread_settings(), "fft": fft_libraries(), "quick": args.quick, "repeat": args.repeat,
+            "warmup": args.warmup, "rounds": args.rounds}
     rows = []
     for d in make_data(args.quick):
         if d.name not in wanted:
@@ -347,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     m = meta["machine"]
     print(f"specux CPU benchmark, {m['date_utc']}, {m['cpu']} ({m['usable_cores']} cores usable), "
           f"load average {m['loadavg_start'][0]:.1f} -> {m['loadavg_end'][0]:.1f}")
+    print("FFT libraries: " + "; ".join(f"{k}: {v}" for k, v in meta["fft"].items()))
     print(f"fastest of {args.repeat} calls in a row, after {args.warmup} warm-up; cells: time "
           "(specux / peer); a ratio below 1 means specux is faster\n")
     print(table(rows))

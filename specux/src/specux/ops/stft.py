@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import scipy.fft
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
 from specux import _arrays, _dispatch, _validate
 from specux._threads import for_each
@@ -57,6 +57,14 @@ def _frames(y: np.ndarray, p: StftParams) -> np.ndarray:
 _LOCAL_PAD_MODES = frozenset({"constant", "reflect", "edge", "symmetric", "wrap"})
 
 
+def _strided_frames(a: np.ndarray, start: int, count: int, n_fft: int, hop: int) -> np.ndarray:
+    """Frames (B, count, n_fft) of (B, L) ``a``, frame ``t`` at ``a[:, start + t * hop:]``: a read-only
+    view (what ``sliding_window_view(a, n_fft, axis=-1)[:, start::hop][:, :count]`` gives, at a fraction of
+    its cost, which mattered for short signals)."""
+    s0, s1 = a.strides
+    return as_strided(a[:, start:], (a.shape[0], count, n_fft), (s0, hop * s1, s1), writeable=False)
+
+
 def _frame_sources(y: np.ndarray, p: StftParams) -> list[tuple[int, int, np.ndarray]]:
     """The raw frames of ``y`` (B, L) as strided views ``(t0, t1, frames)``, ``frames`` (B, t1 - t0, n_fft)
     holding frames ``t0 .. t1``, in order, together covering every frame.
@@ -71,7 +79,7 @@ def _frame_sources(y: np.ndarray, p: StftParams) -> list[tuple[int, int, np.ndar
     N, hop, T = p.n_fft, p.hop_length, p.n_frames
     h = N // 2
     if not p.center or h == 0:
-        return [(0, T, _raw_frames(y, p))]
+        return [(0, T, _strided_frames(y, 0, T, N, hop))]
     L = y.shape[-1]
     t_lo = -(-h // hop)  # first frame that starts inside y
     t_hi = min(T, (L - N + h) // hop + 1)  # past the last frame that ends inside y
@@ -80,13 +88,16 @@ def _frame_sources(y: np.ndarray, p: StftParams) -> list[tuple[int, int, np.ndar
     head = (t_lo - 1) * hop + N - h  # samples of y the head frames read
     tail = L - (t_hi * hop - h)  # samples of y the tail frames read
     K = min(L, max(head, tail, h + 1))
-    ends = np.pad(np.concatenate([y[:, :K], y[:, L - K :]], axis=-1), ((0, 0), (h, h)), mode=p.pad_mode)
-    sources = [(0, t_lo, sliding_window_view(ends[:, : head + h], N, axis=-1)[:, ::hop])]
-    inside = sliding_window_view(y, N, axis=-1)[:, t_lo * hop - h :: hop]
-    sources.append((t_lo, t_hi, inside[:, : t_hi - t_lo]))
+    if p.pad_mode == "constant":  # zeros, then the two ends (np.pad costs more than the rest together here)
+        ends = np.zeros((y.shape[0], 2 * (K + h)), dtype=y.dtype)
+        ends[:, h : h + K] = y[:, :K]
+        ends[:, h + K : h + 2 * K] = y[:, L - K :]
+    else:
+        ends = np.pad(np.concatenate([y[:, :K], y[:, L - K :]], axis=-1), ((0, 0), (h, h)), mode=p.pad_mode)
+    sources = [(0, t_lo, _strided_frames(ends, 0, t_lo, N, hop))]
+    sources.append((t_lo, t_hi, _strided_frames(y, t_lo * hop - h, t_hi - t_lo, N, hop)))
     if t_hi < T:
-        last = ends[:, ends.shape[-1] - (tail + h) :]
-        sources.append((t_hi, T, sliding_window_view(last, N, axis=-1)[:, ::hop][:, : T - t_hi]))
+        sources.append((t_hi, T, _strided_frames(ends, ends.shape[-1] - (tail + h), T - t_hi, N, hop)))
     return sources
 
 
@@ -107,6 +118,23 @@ def _pocketfft_r2c() -> Callable[..., Any] | None:
     return r2c
 
 
+@functools.cache
+def _pocketfft_c2r() -> Callable[..., Any] | None:
+    """scipy's pocketfft ``c2r`` (unnormalised inverse, into a given array), checked like
+    :func:`_pocketfft_r2c` against ``scipy.fft.irfft(norm="forward")``; None otherwise."""
+    try:
+        from scipy.fft._pocketfft.pypocketfft import c2r
+
+        X = np.random.default_rng(0).standard_normal((3, 6, 2)).astype(np.float32).view(np.complex64)[..., 0]
+        out = np.empty((3, 10), np.float32)
+        c2r(X, (1,), 10, False, 0, out, 1)
+        if not np.array_equal(out, scipy.fft.irfft(X, n=10, axis=-1, norm="forward", workers=1)):
+            return None
+    except Exception:  # as in _pocketfft_r2c
+        return None
+    return c2r
+
+
 def _rfft_into(frames: np.ndarray, out: np.ndarray) -> None:
     """``out[...] = scipy.fft.rfft(frames, axis=-1)`` on one thread, the FFT writing into ``out`` directly
     where scipy's pocketfft allows it (no temporary spectrum, no copy: a fifth of an stft's time)."""
@@ -115,6 +143,16 @@ def _rfft_into(frames: np.ndarray, out: np.ndarray) -> None:
         out[...] = scipy.fft.rfft(frames, axis=-1, workers=1)
     else:
         r2c(frames, (frames.ndim - 1,), True, 0, out, 1)
+
+
+def irfft_into(spectra: np.ndarray, n: int, out: np.ndarray) -> None:
+    """``out[...] = scipy.fft.irfft(spectra, n, axis=-1, norm="forward")`` (no scaling) on one thread, into
+    ``out`` directly where scipy's pocketfft allows it; ``out`` has the real dtype of ``spectra``."""
+    c2r = _pocketfft_c2r()
+    if c2r is None:
+        out[...] = scipy.fft.irfft(spectra, n=n, axis=-1, norm="forward", workers=1)
+    else:
+        c2r(spectra, (spectra.ndim - 1,), n, False, 0, out, 1)
 
 
 #: bytes of windowed frames transformed at a time by :func:`spectrum_blocks`: the block, its spectrum and the
@@ -127,7 +165,13 @@ _STFT_BLOCK_BYTES = 1 << 18
 _BLOCK_BYTES = 1 << 21
 
 
-def _spans(jobs: list, parts: int) -> list[list]:
+@functools.cache
+def cores() -> int:
+    """Cores of this machine (``os.cpu_count()``, once: it reads the system each time)."""
+    return os.cpu_count() or 1
+
+
+def spans(jobs: list, parts: int) -> list[list]:
     """``jobs`` cut into at most ``parts`` runs of consecutive jobs of near-equal length."""
     parts = max(1, min(parts, len(jobs)))
     edges = [len(jobs) * i // parts for i in range(parts + 1)]
@@ -175,9 +219,10 @@ def spectrum_blocks(
                 consume(b, t0, X)
 
     blocks = [(b, t0) for b in range(B) for t0 in range(0, T, rows)]
-    # a few runs of blocks per core: one task each (a task per block cost more in handing out than a small
-    # block's FFT), and enough of them that a core slowed by other programs does not hold up the rest
-    for_each(run, _spans(blocks, 4 * (os.cpu_count() or 1)))
+    # a few runs of blocks per core, one task each: a task per block cost more in handing out than a small
+    # block's FFT; up to 4 per core, so that a core slowed by other programs does not hold up the rest, and
+    # at least 4 blocks each
+    for_each(run, spans(blocks, min(4 * cores(), len(blocks) // 4)))
 
 
 def _spectrum_tf(y: np.ndarray, p: StftParams) -> np.ndarray:
