@@ -1,13 +1,14 @@
 """vidmag: Eulerian video magnification, the four pipelines of Wu et al. (SIGGRAPH 2012) on several backends.
 
-``magnify`` works on a clip in memory, ``magnify_file`` on video files, ``pipelines.run`` on a stream of
-frames; ``PRESETS`` holds the paper's runs. Importing vidmag imports no GPU library and no video library.
+``magnify`` works on a clip in memory, ``magnify_file`` on video files, ``pipelines.run`` on a source of
+frames, ``open_stream`` on a live stream (push frames, get as many magnified frames back); ``PRESETS`` holds
+the paper's runs. Importing vidmag imports no GPU library and no video library.
 """
 
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from vidmag.pipelines import SaturationWarning, magnify
+from vidmag.pipelines import SaturationWarning, magnify, open_stream
 from vidmag.presets import PRESETS, Preset
 
 try:
@@ -15,7 +16,15 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["PRESETS", "Preset", "SaturationWarning", "__version__", "magnify", "magnify_file"]
+__all__ = [
+    "PRESETS",
+    "Preset",
+    "SaturationWarning",
+    "__version__",
+    "magnify",
+    "magnify_file",
+    "open_stream",
+]
 
 
 def __getattr__(name: str) -> Any:
