@@ -240,9 +240,10 @@ class FusedStages:
     Notes
     -----
     The buffers of one batch are ``scratch`` ones, reused from batch to batch (a device then never touches
-    fresh memory per batch), except what outlives the batch: the filter states, and the bands or down-sampled
-    images an ideal pipeline keeps for the whole clip. The collapse and the render write into scratch buffers
-    of the bands that have the same shapes and are dead by then, which bounds the memory a batch holds.
+    fresh memory per batch), except what outlives the batch: the bands that start the filter states, and the
+    bands or down-sampled images an ideal pipeline keeps for the whole clip. The collapse and the render
+    write into scratch buffers of the bands that have the same shapes and are dead by then, which bounds the
+    memory a batch holds.
     """
 
     #: Signals are in byte space: RGB 0 .. 255 (YIQ = RGB_TO_YIQ / 255 times them).
@@ -270,24 +271,21 @@ class FusedStages:
 
     def bands(self, frames: Any, plan: Plan, kept: list[int], *, scratch: bool) -> dict[int, Any]:
         f, sizes, top = self.fused, plan.level_sizes, max(kept)
-
-        def key(name: str) -> str | None:
-            return name if scratch else None
-
+        # the levels in between are always scratch buffers; the bands themselves too unless they must outlive
+        # the batch (a filter state's start, an ideal pipeline's stack)
         # level 1 from the bytes, along the height first: the vertical pass reads the bytes and the
         # horizontal one runs on half the rows (the order of two linear maps changes only float32 rounding)
-        image = f.map_axis(frames, spatial_taps.reduce(sizes[0][0], "laplacian"), 1, scratch=key("rows0"))
-        image = f.map_axis(image, spatial_taps.reduce(sizes[0][1], "laplacian"), 2, scratch=key("low1"))
+        image = f.map_axis(frames, spatial_taps.reduce(sizes[0][0], "laplacian"), 1, scratch="rows0")
+        image = f.map_axis(image, spatial_taps.reduce(sizes[0][1], "laplacian"), 2, scratch="low1")
         out = {}
         for level in range(1, top + 1):
             (h, w), (h_low, w_low) = sizes[level], sizes[level + 1]
-            low = f.map_axis(image, spatial_taps.reduce(w, "laplacian"), 2, scratch=key(f"rows{level}"))
-            low = f.map_axis(low, spatial_taps.reduce(h, "laplacian"), 1, scratch=key(f"low{level + 1}"))
+            low = f.map_axis(image, spatial_taps.reduce(w, "laplacian"), 2, scratch=f"rows{level}")
+            low = f.map_axis(low, spatial_taps.reduce(h, "laplacian"), 1, scratch=f"low{level + 1}")
             if level in kept:
-                up = f.map_axis(low, spatial_taps.expand(w_low, w), 2, scratch=key(f"up{level}"))
-                out[level] = f.map_axis(
-                    up, spatial_taps.expand(h_low, h), 1, other=image, sign=-1, scratch=key(f"band{level}")
-                )
+                up = f.map_axis(low, spatial_taps.expand(w_low, w), 2, scratch=f"up{level}")
+                out[level] = f.map_axis(up, spatial_taps.expand(h_low, h), 1, other=image, sign=-1,
+                                        scratch=f"band{level}" if scratch else None)
             image = low
         return out
 
