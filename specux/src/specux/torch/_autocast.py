@@ -17,6 +17,7 @@ FORWARD_OPS = (
     "specux::r2c",
     "specux::c2r",
     "specux::stft",
+    "specux::stft_frames",
     "specux::istft",
     "specux::melspectrogram",
     "specux::mfcc",

@@ -63,13 +63,3 @@ def tensor_of(a: np.ndarray, *inputs: np.ndarray | None) -> torch.Tensor:
         a = np.array(a, order="C", copy=True)
     return torch.from_numpy(a)
 
-
-def tensor_as_is(a: np.ndarray, *inputs: np.ndarray | None) -> torch.Tensor:
-    """A tensor holding ``a`` with ``a``'s strides (its own fresh memory, not copied again): for kernels whose
-    output layout is part of the op (the fake kernel promises the same strides, see
-    :func:`specux.torch._params.stft_out_strides`). Copied, contiguous, only when ``a`` is an alias of an
-    input or not writeable."""
-    a = np.asarray(a)
-    if not a.flags.writeable or any(i is not None and np.shares_memory(a, i) for i in inputs):
-        return tensor_of(a, *inputs)
-    return torch.from_numpy(a)

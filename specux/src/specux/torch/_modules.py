@@ -130,7 +130,8 @@ class STFT(nn.Module):
         _buffer(self, "window", p.window)
 
     def forward(self, y: Tensor) -> Tensor:
-        return _ops.stft(
+        # the kernel's own layout (frames, bins), returned as the transposed view, as specux.stft does
+        D = _ops.stft_frames(
             y,
             self.window,
             "boxcar",
@@ -141,6 +142,7 @@ class STFT(nn.Module):
             self.pad_mode,
             self.output,
         )
+        return D.transpose(-2, -3) if self.output == "real_imag" else D.transpose(-1, -2)
 
 
 class ISTFT(nn.Module):

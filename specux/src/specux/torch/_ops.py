@@ -23,7 +23,7 @@ from specux.torch._ops_features import (
     mfcc_backward,
 )
 from specux.torch._ops_fft import c2c, c2r, c2r_backward, r2c, r2c_backward
-from specux.torch._ops_stft import istft, istft_backward, stft, stft_backward
+from specux.torch._ops_stft import istft, istft_backward, stft, stft_backward, stft_frames
 
 _autocast.register()
 
@@ -50,6 +50,7 @@ __all__ = [
     "r2c_backward",
     "stft",
     "stft_backward",
+    "stft_frames",
     "vqt",
     "vqt_backward",
 ]

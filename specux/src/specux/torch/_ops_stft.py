@@ -17,12 +17,12 @@ from torch import Tensor
 from specux import _validate
 from specux.ops.stft import _stft_numpy
 from specux.torch import _adjoint_stft
-from specux.torch._convert import check_cpu, complex_of, numpy_of, real_of, tensor_as_is, tensor_of
+from specux.torch._convert import check_cpu, complex_of, numpy_of, real_of, tensor_of
 from specux.torch._params import (
     decode_spec,
     same_dtype,
+    stft_frames_shape,
     stft_out_shape,
-    stft_out_strides,
     stft_params,
     window_array,
 )
@@ -60,8 +60,7 @@ def _stft(
     same_dtype(y, window, "stft", "window")
     p = stft_params(y, window, window_spec, n_fft, hop_length, win_length, center, pad_mode, output)
     x = numpy_of(y)
-    # the numpy layout as it is (see stft_out_strides); the fake kernel promises the same strides
-    return tensor_as_is(_stft_numpy(x, p), x)
+    return tensor_of(_stft_numpy(x, p), x)
 
 
 stft = op_from_signature("stft", _stft, _stft)
@@ -71,7 +70,35 @@ stft = op_from_signature("stft", _stft, _stft)
 def _(y, window, *args):
     p = stft_params(y, window, *args)
     shape, dtype = stft_out_shape(y, p)
-    return y.new_empty_strided(shape, stft_out_strides(shape, p.output), dtype=dtype)
+    return y.new_empty(shape, dtype=dtype)
+
+
+def _frames_first(a, output: str):
+    """(..., bins, frames[, 2]) <-> (..., frames, bins[, 2]): the transposition between specux::stft's
+    layout and specux::stft_frames' (a view, for numpy arrays and tensors alike)."""
+    return a.swapaxes(-2, -3) if output == "real_imag" else a.swapaxes(-1, -2)
+
+
+def _stft_frames(y: Tensor, window: Tensor | None, window_spec: str, *args) -> Tensor:
+    """specux::stft with the frames before the bins: (..., n_frames, 1 + n_fft // 2) (``real_imag``:
+    trailing 2), contiguous. The layout the CPU kernel computes in; ``specux::stft`` is its transpose, made
+    contiguous (a copy that cost as much as the transform), and :func:`specux.stft` on a tensor returns this
+    op's output as the transposed view, as numpy's result and ``torch.stft``'s are laid out."""
+    check_cpu(y, "stft")
+    same_dtype(y, window, "stft", "window")
+    p = stft_params(y, window, window_spec, *args)
+    x = numpy_of(y)
+    return tensor_of(_frames_first(_stft_numpy(x, p), p.output), x)
+
+
+stft_frames = op_from_signature("stft_frames", _stft, _stft_frames)
+
+
+@stft_frames.register_fake
+def _(y, window, *args):
+    p = stft_params(y, window, *args)
+    shape, dtype = stft_out_shape(y, p)
+    return y.new_empty(stft_frames_shape(shape, p.output), dtype=dtype)
 
 
 def _stft_backward(grad: Tensor, y: Tensor, window: Tensor | None, *args) -> Tensor:
@@ -97,10 +124,30 @@ def _stft_window_grad(g, x, p, needs):
 stft_constants_backward = constants_op(
     "stft", _stft, 2, lambda y, window, *args: stft_params(y, window, *args), _stft_window_grad
 )
-# the kernels read the gradient through numpy with its strides: a gradient laid out like the output
-# (bins fastest, as elementwise losses leave it) is then read in place, not transposed twice
+# the kernels read the gradient through numpy with its strides: a gradient laid out (frames, bins), as
+# specux.stft's transposed view of specux::stft_frames leaves it, is then read in place
 register_autograd(
     stft, stft_backward, 2, _window_error("stft"), stft_constants_backward, contiguous_grad=False
+)
+
+
+def _frames_backward(grad: Tensor, y: Tensor, window: Tensor | None, *args) -> Tensor:
+    return stft_backward(_frames_first(grad, args[-1]), y, window, *args)
+
+
+def _frames_constants_backward(grad: Tensor, y: Tensor, window: Tensor | None, *rest) -> list[Tensor]:
+    return stft_constants_backward(_frames_first(grad, rest[-2]), y, window, *rest)
+
+
+# specux::stft_frames differentiates through specux::stft's backward ops, given the gradient transposed back
+# (a view); their own backward (double backward) is specux::stft
+register_autograd(
+    stft_frames,
+    _frames_backward,
+    2,
+    _window_error("stft"),
+    _frames_constants_backward,
+    contiguous_grad=False,
 )
 
 

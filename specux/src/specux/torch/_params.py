@@ -104,19 +104,11 @@ def stft_out_shape(y: torch.Tensor, p: StftParams) -> tuple[tuple[int, ...], tor
     return (*batch, F, p.n_frames), y.dtype
 
 
-def stft_out_strides(shape: tuple[int, ...], output: str) -> tuple[int, ...]:
-    """Strides (in elements) of the stft kernel's output of ``shape``: the spectra are computed frame by
-    frame, laid out (..., frames, bins), and returned as the transposed view (..., bins, frames), as numpy's
-    result and ``torch.stft``'s are (a contiguous copy cost as much as the transform)."""
-    pair = output == "real_imag"
-    F, T = shape[-3:-1] if pair else shape[-2:]
-    inner = (2, 2 * F, 1) if pair else (1, F)
-    strides: list[int] = []
-    step = F * T * (2 if pair else 1)
-    for n in reversed(shape[: len(shape) - len(inner)]):
-        strides.append(step)
-        step *= n
-    return (*reversed(strides), *inner)
+def stft_frames_shape(shape: tuple[int, ...], output: str) -> tuple[int, ...]:
+    """The shape of specux::stft_frames' output for specux::stft's ``shape``: frames before bins."""
+    if output == "real_imag":
+        return (*shape[:-3], shape[-2], shape[-3], 2)
+    return (*shape[:-2], shape[-1], shape[-2])
 
 
 def same_dtype(a: torch.Tensor, b: torch.Tensor | None, public: str, what: str) -> None:

@@ -191,9 +191,11 @@ def _warn_if_real(D: Tensor) -> Tensor:
 def stft(y, *, n_fft, hop_length, win_length, window, center, dtype, pad_mode, output, backend):
     _check_backend(y, backend, "stft", "stft")
     w, spec = _window(window, y, win_length, n_fft)
-    return _ops.stft(
+    # the kernel's own layout (frames, bins), returned as the transposed view: no copy (see stft_frames)
+    D = _ops.stft_frames(
         _float_signal(y, dtype), w, spec, n_fft, hop_length, win_length, center, pad_mode, output
     )
+    return D.transpose(-2, -3) if output == "real_imag" else D.transpose(-1, -2)
 
 
 def istft(stft_matrix, *, hop_length, win_length, n_fft, window, center, dtype, length, nola, backend):
