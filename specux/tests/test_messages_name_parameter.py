@@ -64,3 +64,51 @@ def test_melspectrogram_names_itself_for_frame_parameters():
         specux.melspectrogram(_y(), sr=16000, hop_length=0)
     with pytest.raises(ValueError, match=r"^lfcc: win_length=500 must be <= n_fft=400"):
         specux.lfcc(_y(), win_length=500)
+
+
+def test_cqt_and_vqt_name_a_dtype_numpy_cannot_read():
+    for func in (specux.cqt, specux.vqt):
+        name = func.__name__
+        with pytest.raises(
+            TypeError, match=rf"^{name}: dtype must be None, complex64 or complex128; got 'abc'$"
+        ):
+            func(np.zeros(600), sr=8000, fmin=200.0, n_bins=12, dtype="abc")
+
+
+def test_constant_q_names_a_string_norm():
+    for kw in ({"norm": "1"}, {"norm": -1}):
+        with pytest.raises(
+            (TypeError, ValueError), match=r"^constant_q: norm must be None, inf, -inf, 0 or a"
+        ):
+            specux.filters.constant_q(sr=8000, fmin=200.0, n_bins=12, **kw)
+    with pytest.raises(
+        TypeError, match=r"^cqt: norm must be None, inf, -inf, 0 or a positive number; got '1'"
+    ):
+        specux.cqt(_y(600), sr=8000, fmin=200.0, n_bins=12, norm="1")
+
+
+def test_chroma_cqt_names_window_before_the_transform():
+    with pytest.raises(TypeError, match=r"^chroma_cqt: window must be None or a non-empty 1-D array"):
+        specux.chroma_cqt(_y(600), sr=8000, fmin=200.0, n_octaves=2, tuning=0.0, window="x")
+
+
+def test_chroma_stft_names_s_not_n_fft_for_a_one_bin_spectrogram():
+    with pytest.raises(
+        ValueError, match=r"^chroma_stft: S must have shape .* at least 2 frequency bins"
+    ) as info:
+        specux.chroma_stft(S=np.ones((1, 3)), tuning=0.0)
+    assert "n_fft must be" not in str(info.value)
+
+
+def test_decibels_name_s_and_ref():
+    with pytest.raises(TypeError, match=r"^power_to_db: S must be an array of numbers"):
+        specux.power_to_db(np.array(["a", "b"]))
+    with pytest.raises(TypeError, match=r"^amplitude_to_db: ref, a callable, must return a real number"):
+        specux.amplitude_to_db(np.ones(4), ref=lambda S: "x")
+    with pytest.raises(ValueError, match=r"^power_to_db: ref must be a callable or a number, not nan"):
+        specux.power_to_db(np.ones(4), ref=float("nan"))
+
+
+def test_stft_names_a_window_of_strings():
+    with pytest.raises(ValueError, match=r"^window: an array window must hold real numbers .*got dtype <U1$"):
+        specux.stft(np.zeros(100), n_fft=16, window=np.array(["a"] * 16))

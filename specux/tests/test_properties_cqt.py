@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.signal as scipy_signal
 
 import specux
 from specux._reference import chroma as ref_chroma
@@ -160,13 +161,15 @@ def test_cqt_bad_parameters_are_named(name, data):
     raises_naming(pattern, specux.vqt, y, **kw)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: cqt / vqt with a dtype numpy cannot read (dtype='abc') raise numpy's \"data type 'abc' not "
-    'understood" without naming dtype (specux/ops/cqt.py _output_dtype)',
-)
 def test_cqt_unreadable_dtype_is_named():
     raises_naming(r"\bdtype\b", specux.cqt, np.zeros(600), sr=8000, fmin=200.0, n_bins=12, dtype="abc")
+
+
+@pytest.mark.parametrize("func", (specux.cqt, specux.vqt), ids=lambda f: f.__name__)
+@given(st.sampled_from(("abc", 5, object(), [1, 2], "float32", np.int16, "complex256")))
+def test_cqt_bad_dtype_names_dtype_and_the_choices(func, dtype):
+    with pytest.raises(TypeError, match=r"dtype must be None, complex64 or complex128; got"):
+        func(np.zeros(600), sr=8000, fmin=200.0, n_bins=12, dtype=dtype)
 
 
 @given(st.sampled_from(((-1.0,), ("a",), (), (3.0,), (1.0, 2.5))), st.sampled_from((None, -1.0, "1")))
@@ -245,15 +248,46 @@ def test_chroma_cqt_bad_parameters_are_named(name, data):
     raises_naming(rf"\b{name}\b", specux.chroma_cqt, y, **kw)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: chroma_cqt(window='x') raises ValueError('Unsupported type') without naming window "
-    "(specux/_filters/constant_q.py cq_to_chroma)",
-)
 def test_chroma_cqt_bad_window_is_named():
     y = np.random.default_rng(6).standard_normal(600)
     raises_naming(
         r"\bwindow\b", specux.chroma_cqt, y, sr=8000, fmin=200.0, n_octaves=2, tuning=0.0, window="x"
+    )
+
+
+BAD_CHROMA_WINDOWS = ("x", "hann", 3.0, np.ones((2, 3)), np.array([]), [1.0, np.nan], ["a", "b"], [True])
+
+
+@given(st.sampled_from(BAD_CHROMA_WINDOWS), st.booleans())
+def test_chroma_cqt_windows_that_are_not_1d_arrays_of_numbers_are_named(window, given_c):
+    # checked before the constant-Q transform is computed, with C given or not
+    y = np.random.default_rng(6).standard_normal(600)
+    kw = {"C": np.ones((24, 3))} if given_c else {"hop_length": 64}
+    error = raises_naming(
+        r"^chroma_cqt: window must be None or a non-empty 1-D array of finite real numbers",
+        specux.chroma_cqt,
+        None if given_c else y,
+        sr=8000,
+        fmin=200.0,
+        n_octaves=2,
+        tuning=0.0,
+        bins_per_octave=12,
+        window=window,
+        **kw,
+    )
+    assert "Unsupported type" not in str(error)
+    raises_naming(r"^cq_to_chroma: window\b", specux.filters.cq_to_chroma, 24, window=window)
+
+
+def test_chroma_cqt_window_of_numbers_is_convolved():
+    C = np.random.default_rng(7).random((24, 3))
+    flat = specux.filters.cq_to_chroma(24)
+    got = specux.filters.cq_to_chroma(24, window=[1, 2, 1])
+    np.testing.assert_allclose(got, scipy_signal.convolve(flat, np.atleast_2d([1, 2, 1]), mode="same"))
+    # a tuple, a list and an array are the same window
+    kw = {"C": C, "sr": 8000, "fmin": 200.0, "tuning": 0.0, "bins_per_octave": 12}
+    np.testing.assert_array_equal(
+        specux.chroma_cqt(window=(1, 2, 1), **kw), specux.chroma_cqt(window=np.array([1.0, 2.0, 1.0]), **kw)
     )
 
 
@@ -365,10 +399,22 @@ def test_filter_bank_bad_parameters_are_named(bank, name, data):
         raises_naming(rf"\b{name}\b", func, **kw)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: specux.filters.constant_q(norm='1') raises \"'>' not supported between instances of 'str' "
-    "and 'int'\" without naming norm (specux/_filters/constant_q.py)",
-)
 def test_constant_q_string_norm_is_named():
     raises_naming(r"\bnorm\b", specux.filters.constant_q, sr=8000, fmin=200.0, n_bins=12, norm="1")
+
+
+@given(
+    st.sampled_from(("1", "inf", True, [1], -1, -0.5, float("nan"), 1j)), st.sampled_from(("cq", "wavelet"))
+)
+def test_filter_bank_bad_norm_names_norm_and_the_choices(norm, bank):
+    if bank == "cq":
+        call, kw = specux.filters.constant_q, {"sr": 8000, "fmin": 200.0, "n_bins": 12}
+    else:
+        call, kw = specux.filters.wavelet, {"freqs": np.array([200.0, 300.0]), "sr": 8000}
+    raises_naming(r"\bnorm must be None, inf, -inf, 0 or a positive number; got", call, norm=norm, **kw)
+
+
+@given(st.sampled_from((None, 1, 2, 0.5, 0, np.inf, -np.inf, np.float32(2))))
+def test_filter_bank_good_norms_are_served(norm):
+    filters, _ = specux.filters.constant_q(sr=8000, fmin=200.0, n_bins=12, norm=norm)
+    assert filters.shape[0] == 12 and np.all(np.isfinite(filters))

@@ -389,13 +389,20 @@ def test_chroma_stft_bad_parameters_are_named(name, data):
     raises_naming(rf"\b{name}\b", specux.chroma_stft, y, **{"n_fft": 64, "tuning": 0.0, name: bad})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: chroma_stft of a spectrogram S with one frequency bin blames n_fft ('chroma: n_fft must be "
-    ">= 1; got 0'), a parameter the caller did not give, instead of S (specux/ops/chroma.py)",
-)
 def test_chroma_stft_of_a_one_bin_spectrogram_names_s():
     raises_naming(r"\bS\b", specux.chroma_stft, S=np.ones((1, 3)), tuning=0.0)
+
+
+@given(st.sampled_from(((0, 3), (1, 1), (2, 1, 4), (5,), ())), st.sampled_from((0.0, None)))
+def test_chroma_stft_of_a_spectrogram_without_two_bins_names_s(shape, tuning):
+    # without tuning the estimate runs first on the spectrogram: S must be checked before it too
+    error = raises_naming(r"\bS\b", specux.chroma_stft, S=np.ones(shape), tuning=tuning)
+    assert "n_fft must be >= 1" not in str(error)
+
+
+def test_chroma_stft_of_a_two_bin_spectrogram_is_served():
+    # 2 bins: n_fft = 2, the smallest spectrogram the check lets through, still computed
+    assert specux.chroma_stft(S=np.ones((2, 3)), tuning=0.0).shape == (12, 3)
 
 
 # --- fftconvolve --------------------------------------------------------------------------------------------
@@ -522,19 +529,54 @@ def test_decibels_bad_parameters_are_named(name, func, data):
     raises_naming(rf"\b{name}\b", getattr(specux, func), np.ones((3, 4)), **{name: bad})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: power_to_db / amplitude_to_db of an array of strings raises numpy's 'could not convert "
-    "string to float' without naming S (specux/convert.py)",
-)
 def test_decibels_of_strings_name_s():
     raises_naming(r"\bS\b", specux.power_to_db, np.array(["a", "b"]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a callable ref whose result is not a number (ref=lambda S: 'x') fails inside numpy "
-    "(UFuncTypeError: ufunc 'absolute' did not contain a loop) without naming ref (specux/convert.py)",
-)
 def test_decibels_callable_ref_of_a_non_number_names_ref():
     raises_naming(r"\bref\b", specux.power_to_db, np.ones((3, 4)), ref=lambda S: "x")
+
+
+@given(
+    st.sampled_from(("power_to_db", "amplitude_to_db")),
+    st.sampled_from((lambda S: "x", lambda S: None, lambda S: np.ones(3), lambda S: True, lambda S: 1j)),
+)
+def test_decibels_callable_ref_must_give_one_real_number(func, ref):
+    raises_naming(r"\bref\b", getattr(specux, func), np.ones((3, 4)), ref=ref)
+
+
+@given(
+    st.sampled_from(("power_to_db", "amplitude_to_db")),
+    st.sampled_from((float("nan"), np.float32("nan"), np.array(np.nan), lambda S: np.nan, np.max)),
+)
+def test_decibels_nan_ref_is_named(func, ref):
+    # max(amin, nan) took amin as the reference without a word (librosa's output is all NaN): refused,
+    # whether given or computed (np.max of an array holding NaN)
+    S = np.array([[1.0, np.nan], [0.5, 2.0]])
+    error = raises_naming(r"\bref\b", getattr(specux, func), S, ref=ref)
+    assert isinstance(error, ValueError) and "nan" in str(error)
+    assert np.isnan(S[0, 1]) and S[1, 1] == 2.0  # the input is left as it was
+
+
+@given(
+    st.sampled_from(("power_to_db", "amplitude_to_db")),
+    st.sampled_from((-1.0, -0.3, -2, 0.0, -0.0, np.inf, -np.inf, np.float64(-0.5))),
+    st.sampled_from((80.0, None)),
+)
+def test_decibels_use_the_magnitude_of_ref_as_librosa(func, ref, top_db):
+    # librosa 0.11 takes abs(ref) of a number, then floors it at amin (ref=0 is the floor): the same rule,
+    # so a negative, zero or infinite ref means what it means there (a float32 ref is not compared:
+    # librosa takes its log in float32, see test_decibels_match_librosa)
+    librosa = pytest.importorskip("librosa")
+    S = np.array([[1.0, 0.25, 0.0], [4.0, 1e-3, 2.0]])
+    got = getattr(specux, func)(S, ref=ref, top_db=top_db)
+    np.testing.assert_allclose(got, getattr(librosa, func)(S, ref=ref, top_db=top_db), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(got, getattr(specux, func)(S, ref=abs(float(ref)), top_db=top_db))
+
+
+@given(
+    st.sampled_from(("power_to_db", "amplitude_to_db")),
+    st.sampled_from((np.array(["1", "2"]), np.array([1.0, None]), [["a"]], np.array([b"x"]))),
+)
+def test_decibels_of_non_numbers_name_s(func, S):
+    raises_naming(r"\bS\b", getattr(specux, func), S)

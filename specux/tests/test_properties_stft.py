@@ -209,14 +209,35 @@ def test_stft_bad_parameters_are_named(name, y, data):
     raises_naming(rf"\b{name}\b", specux.stft, y, **{"n_fft": 16, name: bad})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: an array window that cannot be read as numbers raises numpy's \"could not convert string to "
-    'float" without naming window (specux/_filters/windows.py get_window)',
-)
 def test_window_of_strings_is_named():
     with pytest.raises(ValueError, match=r"\bwindow\b"):
         specux.stft(np.zeros(100), n_fft=16, window=np.array(["a"] * 16))
+
+
+@given(
+    st.sampled_from(
+        (
+            np.array(["1.0"] * 16),  # numpy would parse these silently
+            np.ones(16, dtype=bool),
+            np.ones(16, dtype=complex),  # numpy would drop the imaginary part with only a warning
+            np.array([1.0] * 15 + [None]),
+            [[1.0]] * 15 + [[1.0, 2.0]],  # ragged
+            lambda n: ["a"] * n,  # a callable's values are checked alike
+            lambda n: np.ones(n, dtype=complex),
+        )
+    )
+)
+def test_window_of_non_real_values_is_named(window):
+    with pytest.raises(ValueError, match=r"^window: .*must hold real numbers"):
+        specux.stft(np.zeros(100), n_fft=16, window=window)
+    with pytest.raises(ValueError, match=r"^window: .*must hold real numbers"):
+        specux.filters.get_window(window, 16)
+
+
+def test_window_of_ints_is_served_as_floats():
+    got = specux.filters.get_window(np.arange(16), 16)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, np.arange(16.0))
 
 
 @given(st.sampled_from(("int64", "int8", "bool", "complex64", "complex128", "float16", "object", "U2")))

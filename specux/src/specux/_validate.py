@@ -114,6 +114,15 @@ def positive_float(value: Any, name: str, public: str) -> float:
     return out
 
 
+def numpy_dtype(value: Any, name: str, public: str, allowed: str) -> np.dtype:
+    """``value`` read by ``np.dtype``; what numpy cannot read is a TypeError naming the parameter and
+    ``allowed`` (numpy's own message, "data type 'x' not understood", names nothing)."""
+    try:
+        return np.dtype(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{public}: {name} must be {allowed}; got {value!r}") from None
+
+
 def real_dtype(
     x: Any,
     public: str,
@@ -127,13 +136,9 @@ def real_dtype(
     got = _arrays.real_dtype_name(x)
     if override is not None:
         listed = f"{', '.join(accepted)} (complex: {', '.join(_COMPLEX[a] for a in accepted)})"
-        try:
-            override = np.dtype(override)
-        except (TypeError, ValueError):  # numpy's own message ("data type 'x' not understood") names nothing
-            raise TypeError(
-                f"{public}: dtype must be a numpy dtype or None; got {override!r}; accepted precisions: "
-                f"{listed}"
-            ) from None
+        override = numpy_dtype(
+            override, "dtype", public, f"a numpy dtype or None; accepted precisions: {listed}"
+        )
         want = _REAL.get(override.name, override.name)
         if want not in accepted:
             raise TypeError(

@@ -163,14 +163,35 @@ def tiny(x: Any) -> float:
 # ------------------------------------------------------------------------------------------------
 
 
-def _ref_value(ref: float | Callable[[np.ndarray], Any], magnitude: np.ndarray) -> float:
-    return float(np.abs(ref(magnitude))) if callable(ref) else float(np.abs(ref))
+def _ref_value(ref: float | Callable[[np.ndarray], Any], magnitude: np.ndarray, public: str) -> float:
+    """``|ref|`` (librosa's rule: the sign of a reference is dropped, then it is floored at amin), or
+    ``|ref(magnitude)|`` for a callable, which must give one real number that is not NaN."""
+    if not callable(ref):
+        return float(np.abs(ref))
+    value = ref(magnitude)
+    if not _validate.is_number(value):
+        raise TypeError(
+            f"{public}: ref, a callable, must return a real number (e.g. ref=np.max); got {value!r:.60} of "
+            f"type {type(value).__name__}"
+        )
+    if math.isnan(float(value)):
+        # max(amin, nan) would silently take amin as the reference; librosa's output is all NaN
+        raise ValueError(
+            f"{public}: ref, a callable, returned nan (does S hold NaN? ref=np.nanmax ignores it)"
+        )
+    return abs(float(value))
 
 
 def _check_db_args(ref: Any, amin: float, top_db: float | None, public: str) -> tuple[float, float | None]:
-    """``(amin, top_db)`` checked and converted; ``ref`` must be a callable or a number."""
+    """``(amin, top_db)`` checked and converted; ``ref`` must be a callable or a number, not NaN."""
     if not callable(ref):
-        _validate.real(ref, "ref", public, finite=False)
+        value = _validate.real(ref, "ref", public, finite=False)
+        if math.isnan(value):
+            # max(amin, nan) would silently take amin as the reference; librosa's output is all NaN
+            raise ValueError(
+                f"{public}: ref must be a callable or a number, not nan (its magnitude, floored at amin, "
+                "is the 0 dB reference)"
+            )
     amin = _validate.real(amin, "amin", public)
     if not amin > 0:
         raise ValueError(f"{public}: amin must be strictly positive; got {amin}")
@@ -191,11 +212,25 @@ def _warn_complex(x: np.ndarray, public: str, instead: str) -> None:
         )
 
 
-def _power_to_db_numpy(S: np.ndarray, ref: float | Callable, amin: float, top_db: float | None) -> np.ndarray:
+def _db_input(S: Any, public: str) -> np.ndarray:
+    """``S`` as a numpy array of numbers (bool, int, float or complex); strings and objects are a TypeError
+    naming S (numpy's "could not convert string to float" names nothing)."""
+    x = _arrays.to_numpy(S) if _arrays.is_torch(S) else np.asarray(S)
+    if x.dtype.kind not in "biufc":
+        raise TypeError(
+            f"{public}: S must be an array of numbers (real, or complex for its magnitude); got dtype "
+            f"{x.dtype}"
+        )
+    return x
+
+
+def _power_to_db_numpy(
+    S: np.ndarray, ref: float | Callable, amin: float, top_db: float | None, public: str = "power_to_db"
+) -> np.ndarray:
     magnitude = np.abs(S) if np.iscomplexobj(S) else S
     if not np.issubdtype(magnitude.dtype, np.floating):
         magnitude = magnitude.astype(np.float64)
-    ref_value = _ref_value(ref, magnitude)
+    ref_value = _ref_value(ref, magnitude, public)
     log_spec = 10.0 * np.log10(np.maximum(magnitude, magnitude.dtype.type(amin)))
     log_spec -= magnitude.dtype.type(10.0 * np.log10(max(amin, ref_value)))
     if top_db is not None and log_spec.size:
@@ -216,7 +251,8 @@ def power_to_db(
     ----------
     S : array, shape (...), power (non-negative; complex input uses its magnitude, with a UserWarning)
     ref : float or callable
-        Reference power (0 dB), or a function of the array giving it (e.g. ``np.max``).
+        Reference power (0 dB), or a function of the array giving it (e.g. ``np.max``); its magnitude is
+        used, floored at ``amin``, as librosa does. NaN (or a callable giving NaN or no number) is refused.
     amin : float
         Floor applied to ``S`` and ``ref`` before the logarithm (> 0).
     top_db : float or None
@@ -230,7 +266,7 @@ def power_to_db(
     Backends: cpu. Autograd / torch.compile: planned (specux.torch).
     """
     amin, top_db = _check_db_args(ref, amin, top_db, "power_to_db")
-    x = _arrays.to_numpy(S) if _arrays.is_torch(S) else np.asarray(S)
+    x = _db_input(S, "power_to_db")
     _warn_complex(x, "power_to_db", "np.abs(S) ** 2")
     return _arrays.like(_power_to_db_numpy(x, ref, amin, top_db), S)
 
@@ -245,10 +281,10 @@ def amplitude_to_db(
     as librosa does. Backends: cpu.
     """
     amin, top_db = _check_db_args(ref, amin, top_db, "amplitude_to_db")
-    x = _arrays.to_numpy(S) if _arrays.is_torch(S) else np.asarray(S)
+    x = _db_input(S, "amplitude_to_db")
     _warn_complex(x, "amplitude_to_db", "np.abs(S)")
     magnitude = np.abs(x)
-    ref_value = _ref_value(ref, magnitude)
+    ref_value = _ref_value(ref, magnitude, "amplitude_to_db")
     out = _power_to_db_numpy(np.square(magnitude), ref_value**2, amin**2, top_db)
     return _arrays.like(out, S)
 

@@ -235,6 +235,46 @@ def wavelet_lengths(
     return np.asarray(lengths, dtype=np.float64), cutoff
 
 
+#: the per-filter normalisations :func:`_normalize_vector` knows
+NORMS = "None, inf, -inf, 0 or a positive number"
+
+
+def check_norm(norm: Any, public: str) -> float | None:
+    """``norm`` of a filter bank as a float (or None): a number >= 0 or -inf; anything else raises naming
+    it, before any filter is built (a string reached a comparison with an int deep inside)."""
+    if norm is None:
+        return None
+    if not _validate.is_number(norm):
+        raise TypeError(f"{public}: norm must be {NORMS}; got {norm!r} of type {type(norm).__name__}")
+    value = float(norm)
+    if not (value >= 0 or value == -np.inf):
+        raise ValueError(f"{public}: norm must be {NORMS}; got {norm!r}")
+    return value
+
+
+def check_chroma_window(window: Any, public: str) -> np.ndarray | None:
+    """The window ``cq_to_chroma`` convolves across the constant-Q bins: None, or a non-empty 1-D array of
+    finite real numbers (scipy's convolve says only "Unsupported type" of a string)."""
+    if window is None:
+        return None
+    allowed = "None or a non-empty 1-D array of finite real numbers"
+    values = None
+    if isinstance(window, (np.ndarray, list, tuple)) or hasattr(window, "__array__"):
+        try:
+            values = np.asarray(window)
+        except ValueError:  # ragged nesting (a TypeError, e.g. of a CUDA tensor, says why itself)
+            values = None
+    if values is None or values.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{public}: window must be {allowed}; got {window!r:.60} of type {type(window).__name__}"
+        )
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"{public}: window must be {allowed}; got shape {values.shape}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{public}: window must be {allowed}; it holds non-finite values")
+    return values
+
+
 def _normalize_vector(x: np.ndarray, norm: float | None) -> np.ndarray:
     """Scale a vector to unit ``norm`` (inf, -inf, 0 or p > 0); vectors of negligible norm are left alone."""
     if norm is None:
@@ -306,6 +346,7 @@ def wavelet(
     lengths : ndarray, shape (n,), float64
         Fractional length of each filter in samples.
     """
+    norm = check_norm(norm, "wavelet")
     freqs = np.asarray(freqs, dtype=np.float64)
     lengths, _ = wavelet_lengths(
         freqs=freqs, sr=sr, window=window, filter_scale=filter_scale, gamma=gamma, alpha=alpha
@@ -407,6 +448,7 @@ def constant_q(
     filters : ndarray, shape (n_bins, frame), complex
     lengths : ndarray, shape (n_bins,), float64
     """
+    norm = check_norm(norm, "constant_q")
     fmin = c1_hz() if fmin is None else fmin
     lengths = constant_q_lengths(
         sr=sr,
@@ -489,6 +531,7 @@ def cq_to_chroma(
     bins_per_octave = _validate.positive_int(bins_per_octave, "bins_per_octave", "cq_to_chroma")
     n_chroma = _validate.positive_int(n_chroma, "n_chroma", "cq_to_chroma")
     base_c = _validate.flag(base_c, "base_c", "cq_to_chroma")
+    window = check_chroma_window(window, "cq_to_chroma")
     if bins_per_octave % n_chroma != 0:
         raise ValueError(
             f"bins_per_octave={bins_per_octave} must be an integer multiple of n_chroma={n_chroma}"

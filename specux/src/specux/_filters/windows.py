@@ -30,6 +30,20 @@ def _scipy_window(window: str | tuple | float, Nx: int, fftbins: bool) -> np.nda
     return out
 
 
+def _real_values(values: Any, what: str) -> np.ndarray:
+    """``values`` as float64 when numpy holds them as real numbers (ints or floats); strings, bools, complex
+    and objects are a ValueError naming window (numpy would say "could not convert string to float", or
+    parse "1.0" silently, or drop an imaginary part with only a warning)."""
+    try:
+        out = np.asarray(values)
+    except ValueError:  # ragged nesting (a TypeError, e.g. of a CUDA tensor, says why itself)
+        out = None
+    if out is None or out.dtype.kind not in "iuf":
+        got = "ragged sequence" if out is None else f"dtype {out.dtype}"
+        raise ValueError(f"window: {what} must hold real numbers (ints or floats); got {got}")
+    return out.astype(np.float64)
+
+
 def get_window(window: Any, Nx: int, *, fftbins: bool = True) -> np.ndarray:
     """A window of length ``Nx`` (librosa's / scipy.signal's specification).
 
@@ -58,7 +72,7 @@ def get_window(window: Any, Nx: int, *, fftbins: bool = True) -> np.ndarray:
     # scipy builds the window from a few float64 arrays of Nx points
     _memory.check(3 * 8 * Nx, public="get_window", parameter="Nx", value=Nx)
     if callable(window):
-        out = np.asarray(window(Nx), dtype=np.float64)
+        out = _real_values(window(Nx), "the values a callable window returns")
         if out.shape != (Nx,):
             raise ValueError(f"window: callable returned shape {out.shape}, expected ({Nx},)")
         return out
@@ -70,7 +84,7 @@ def get_window(window: Any, Nx: int, *, fftbins: bool = True) -> np.ndarray:
         except (ValueError, TypeError) as exc:
             raise ValueError(f"window: invalid window specification {window!r}: {exc}") from None
     if isinstance(window, (np.ndarray, list)) or hasattr(window, "__array__"):
-        out = np.asarray(window, dtype=np.float64)
+        out = _real_values(window, "an array window")
         if out.shape != (Nx,):
             raise ValueError(f"window: array window has shape {out.shape}; its length must be {Nx}")
         return out

@@ -10,7 +10,7 @@ import numpy as np
 from specux import _arrays, _validate
 from specux._dispatch import prepare
 from specux._filters.chroma import chroma as chroma_filter
-from specux._filters.constant_q import cq_to_chroma
+from specux._filters.constant_q import check_chroma_window, cq_to_chroma
 from specux._normalize import normalize
 from specux._torch_hook import torch_route
 from specux.ops.cqt import cqt
@@ -92,6 +92,8 @@ def chroma_stft(
     _check_norm(norm, "chroma_stft")
     if y is not None and S is None:
         _check_real_signal(y, "chroma_stft")
+    if S is not None:
+        _check_spectrogram(S, "chroma_stft")
     power, n_fft = magnitude_spectrogram(
         y, S, n_fft, hop_length, win_length, window, center, pad_mode, 2.0, "chroma_stft"
     )
@@ -181,6 +183,7 @@ def chroma_cqt(
     threshold = _validate.optional_real(threshold, "threshold", "chroma_cqt", finite=False)
     tuning = _validate.optional_real(tuning, "tuning", "chroma_cqt")
     _check_norm(norm, "chroma_cqt")
+    window = check_chroma_window(window, "chroma_cqt")
     if bins_per_octave is None:
         bins_per_octave = n_chroma
     elif _validate.positive_int(bins_per_octave, "bins_per_octave", "chroma_cqt") % n_chroma != 0:
@@ -224,6 +227,17 @@ def _check_norm(norm: Any, public: str) -> None:
     value = _validate.real(norm, "norm", public, finite=False)
     if not (value >= 0 or value == -np.inf):
         raise ValueError(f"{public}: norm must be None, inf, -inf, 0 or a positive number; got {norm!r}")
+
+
+def _check_spectrogram(S: Any, public: str) -> None:
+    """S: at least 2-D with at least 2 frequency bins (``1 + n_fft // 2`` rows). One bin would give
+    ``n_fft = 0``, which the filter bank then blamed on n_fft, a parameter the caller did not give."""
+    shape = tuple(S.shape) if hasattr(S, "shape") else np.shape(S)
+    if len(shape) < 2 or shape[-2] < 2:
+        raise ValueError(
+            f"{public}: S must have shape (..., 1 + n_fft // 2, n_frames) with at least 2 frequency bins "
+            f"(n_fft >= 2); got shape {shape}"
+        )
 
 
 def _check_real_signal(y: Any, public: str) -> None:

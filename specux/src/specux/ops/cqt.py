@@ -556,7 +556,7 @@ def _check_signal(y: Any, public: str) -> np.ndarray:
 def _output_dtype(dtype: Any, x: np.ndarray, public: str) -> str:
     if dtype is None:
         return "complex64" if x.dtype == np.float32 else "complex128"
-    name = np.dtype(dtype).name
+    name = _validate.numpy_dtype(dtype, "dtype", public, "None, complex64 or complex128").name
     if name not in ("complex64", "complex128"):
         raise TypeError(f"{public}: dtype must be None, complex64 or complex128; got {name}")
     return name
@@ -765,9 +765,7 @@ def validate_vqt(y: Any, public: str, **kw: Any) -> tuple[np.ndarray, VqtParams]
     sparsity = _validate.real(kw["sparsity"], "sparsity", public)
     if not 0 <= sparsity < 1:
         raise ValueError(f"{public}: sparsity must be a number in [0, 1); got {kw['sparsity']!r}")
-    norm = kw["norm"]
-    if norm is not None and not (_validate.real(norm, "norm", public, finite=False) >= 0 or norm == -np.inf):
-        raise ValueError(f"{public}: norm must be None, inf, -inf, 0 or a positive number; got {norm!r}")
+    norm = cqf.check_norm(kw["norm"], public)
     scale = _validate.flag(kw["scale"], "scale", public)
     _validate.choice(kw["pad_mode"], "pad_mode", public, _validate.PAD_MODES)
     res_type = kw["res_type"]
