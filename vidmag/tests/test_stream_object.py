@@ -145,6 +145,24 @@ class _Failing(NumpyOperations):
         self.log.append("synchronize")
 
 
+def test_frames_a_backend_cannot_take_are_refused_and_lose_nothing(clip, synthetic_params, require_backend):
+    _, backend = require_backend("opencl")
+    import pyopencl.array as cla
+
+    plan = make_plan("laplacian_iir", fs=30.0, compat=None, params=synthetic_params["laplacian_iir"],
+                     frame_shape=clip.shape[1:])
+    expected = vidmag.magnify(clip, fs=30.0, pipeline="laplacian_iir", backend="opencl",
+                              **synthetic_params["laplacian_iir"])
+    on_device = cla.to_device(backend.operations.rt.queue, clip[:2])
+    got = []
+    with backend.open(plan) as stream:
+        for part in (clip[:12], clip[12:]):  # refused before frame 0 and after it
+            with pytest.raises(TypeError, match="host frames"):
+                stream.push(on_device)
+            got.append(stream.push(part))
+    np.testing.assert_array_equal(np.concatenate(got), expected)
+
+
 def test_a_failed_push_drains_the_device_and_ends_the_stream(clip, synthetic_params):
     ops = _Failing(fail_at=8)
     backend = generic.bind(ops, name="failing")
@@ -188,6 +206,9 @@ def test_torch_streams_take_tensors_and_give_tensors(clip, synthetic_params, req
             np.testing.assert_array_equal(got.cpu().numpy(), expected)
         with pytest.raises(ValueError, match="uint8"):
             on_tensors.push(torch.zeros((1, *clip.shape[1:]), dtype=torch.float32))
+        # refused before anything moved: the stream goes on
+        np.testing.assert_array_equal(on_tensors.push(torch.from_numpy(clip[:2])).numpy(),
+                                      on_arrays.push(clip[:2]))
 
 
 def test_the_stream_says_what_it_is(clip, synthetic_params):

@@ -50,22 +50,27 @@ class FilterState:
         self.filter = TemporalFilter.of(plan)
         self.kept = kept_levels(plan)
         self.states: dict[int, Any] | None = None  # None until frame 0 has been seen
+        #: False while a push is changing the states: a push that fails then has left them half-updated
+        self.consistent = True
 
     def push(self, group: Sequence[np.ndarray] | Any) -> list[Any]:
         stages, plan, kept = self.stages, self.plan, self.kept
         out: list[Any] = []
         if self.states is None:
-            first = stages.upload(group[:1])
+            first = stages.upload(group[:1])  # refuses frames the device cannot take, before any change
+            self.consistent = False
             self.states = {}
             if kept:
                 bands = stages.bands(first, plan, kept, scratch=False)
                 self.states = {lv: stages.scan_state(band, self.filter) for lv, band in bands.items()}
             # frame 0 is written as its input bytes (on the host when it came from there)
             out.append(np.array(group[0], dtype=np.uint8)[None] if isinstance(group, list) else first)
+            self.consistent = True
             group = group[1:]
             if len(group) == 0:
                 return out
         frames = stages.upload(group)
+        self.consistent = False
         signal = None
         if kept:
             filtered = {
@@ -75,6 +80,7 @@ class FilterState:
             signal = stages.collapse(filtered, plan)
         ca = plan.params["chrom_attenuation"]
         out.append(stages.render(frames, signal, plan, kind="expand", gain=1.0, chroma=ca))
+        self.consistent = True
         return out
 
 
@@ -136,6 +142,8 @@ class Stream:
         ------
         ValueError
             The stream is closed, or the frames are not uint8 frames of the plan's size.
+        TypeError
+            The backend cannot take this kind of array (the stream is left as it was).
         RuntimeError
             An earlier push failed part-way (an interrupt, a device error): the filter state is lost.
         """
@@ -151,20 +159,22 @@ class Stream:
         if n == 0:
             return np.empty((0, self.plan.height, self.plan.width, 3), np.uint8)
         pieces: list[Any] = []
+        state = self._state
         try:
             for start in range(0, n, self.batch):
-                for piece in self._state.push(group[start : start + self.batch]):
+                for piece in state.push(group[start : start + self.batch]):
                     pieces.append(self._host(piece) if host else piece)
         except BaseException as error:  # KeyboardInterrupt included: drain before the buffers go
-            self._failed = error
             if self._synchronize is not None:
                 self._synchronize()
+            if not state.consistent or pieces:
+                self._failed = error  # frames went through the filters: their state moved on
             raise
         self.frames_pushed += n
         if host:
             out = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
             return out[0] if single else out
-        return self._stages.concat(pieces) if len(pieces) > 1 else self._stages.concat(pieces[:1])
+        return self._stages.concat(pieces)  # a copy even of one piece: never a view of the caller's array
 
     def _host(self, piece: Any) -> np.ndarray:
         return piece if isinstance(piece, np.ndarray) else self._stages.download(piece)
