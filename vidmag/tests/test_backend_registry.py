@@ -16,7 +16,7 @@ from vidmag.backend.numpy import NumpyOperations
 
 def test_order_and_docs_fields():
     infos = registry.list_backends()
-    assert [i.name for i in infos] == ["cuda", "metal", "vulkan", "opencl", "torch", "cpu"]
+    assert [i.name for i in infos] == ["cuda", "metal", "opencl", "vulkan", "torch", "cpu"]
     for info in infos:
         assert info.runs_on and info.written_in and info.needs
         assert info.unavailable_reason is None or isinstance(info.unavailable_reason, str)

@@ -21,7 +21,7 @@ import vidmag.backend
 from vidmag.backend.generic import bind
 
 #: The backends checked against the reference (``cpu`` is the reference itself).
-BACKENDS = ("torch", "opencl")
+BACKENDS = ("torch", "opencl", "vulkan")
 PIPELINES = ("gaussian_ideal", "laplacian_ideal", "laplacian_butterworth", "laplacian_iir")
 CLIPS_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "clips"
 
@@ -158,6 +158,10 @@ def test_many_small_chunks_match_reference(backend_name, pipeline, compat, requi
     frame_bytes = clip[0].nbytes
     if name == "opencl":
         from vidmag.backend.opencl import pipelines as fused
+
+        monkeypatch.setattr(fused, "CHUNK_BYTES", 5 * frame_bytes)
+    if name == "vulkan":
+        from vidmag.backend.vulkan import fused
 
         monkeypatch.setattr(fused, "CHUNK_BYTES", 5 * frame_bytes)
     monkeypatch.setattr(backend.operations, "batch_values", 5 * frame_bytes)

@@ -13,7 +13,7 @@ from vidmag._reference.temporal import butterworth_lowpass
 from vidmag.backend.numpy import NumpyOperations
 from vidmag.backend.operations import PRIMITIVES
 
-BACKENDS = ("torch", "opencl")
+BACKENDS = ("torch", "opencl", "vulkan")
 REF = NumpyOperations()
 
 

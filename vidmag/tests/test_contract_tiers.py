@@ -22,7 +22,7 @@ from vidmag.backend.operations import FUSED
 from vidmag.backend.stages import FusedStages, PrimitiveStages, TemporalFilter, kept_levels
 from vidmag.params import make_plan
 
-BACKENDS = ("torch", "opencl")
+BACKENDS = ("torch", "opencl", "vulkan")
 PARAMS = {
     "gaussian_ideal": dict(alpha=20.0, level=2, fl=1.5, fh=2.5, chrom_attenuation=0.5),
     "laplacian_ideal": dict(alpha=10.0, lambda_c=8.0, fl=1.5, fh=2.5, chrom_attenuation=0.5),

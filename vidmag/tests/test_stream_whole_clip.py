@@ -5,9 +5,10 @@ Every backend here x both streaming pipelines x both semantics x two clips (one 
 same filter state fed batch by batch, and each output frame is computed from the same inputs whatever the
 batch it came in, so:
 
-- cpu (the NumPy reference) and opencl are compared **bitwise**: every NumPy and SciPy operation of the
-  reference, and every OpenCL kernel, computes each output value from the same input values by the same
-  instructions whatever the batch's frame count (which only sets a loop bound or a grid dimension);
+- cpu (the NumPy reference), opencl and vulkan are compared **bitwise**: every NumPy and SciPy operation of
+  the reference, and every OpenCL kernel and Vulkan compute shader, computes each output value from the same
+  input values by the same instructions whatever the batch's frame count (which only sets a loop bound or a
+  grid dimension);
 - torch within 1 grey level with fewer than 1% of the bytes differing (the conformance rule): its CPU
   kernels vectorise with a scalar tail, which the compiler may contract into fused multiply-adds, and which
   elements fall in the tail depends on the size of the batch, so the code does not promise equal bits
@@ -25,10 +26,10 @@ import pytest
 import vidmag
 from vidmag import pipelines
 
-BACKENDS = ("cpu", "torch", "opencl")
+BACKENDS = ("cpu", "torch", "opencl", "vulkan")
 STREAMING = ("laplacian_butterworth", "laplacian_iir")
 #: Backends whose stream equals the whole-clip run bitwise (see the module docstring).
-BITWISE = ("cpu", "opencl")
+BITWISE = ("cpu", "opencl", "vulkan")
 
 #: How the clip is pushed: one frame at a time, batches of 3, uneven batches (a list of frames among them).
 SPLITS = {
