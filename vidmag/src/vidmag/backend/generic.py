@@ -6,7 +6,7 @@ the stages of :mod:`vidmag.backend.stages` (the same code runs over the primitiv
 most ``stages.batch_frames(plan)``: lists of host uint8 (H, W, 3) frames (or batches already on the device,
 for a backend whose arrays callers hold), already reduced to the frames the semantics reads
 (``vidmag.pipelines.run`` drops the MIT code's unread tail). The streaming pipelines read the frames once,
-through the same :class:`~vidmag.backend.stream.FilterState` a :class:`~vidmag.backend.stream.Stream` holds;
+through a :class:`~vidmag.backend.stream.Stream`, exactly as a live stream runs;
 the ideal ones read them twice (pass 1 keeps only the pyramid levels or the down-sampled images they filter,
 pass 2 re-reads the frames to add the signal). Output batches are uint8 (n, H, W, 3), on the host or in the
 backend's array type.
@@ -22,7 +22,7 @@ import numpy as np
 
 from vidmag.backend.operations import FUSED, PRIMITIVES, FusedOperations, Operations
 from vidmag.backend.stages import FusedStages, PrimitiveStages, kept_levels
-from vidmag.backend.stream import FilterState, Stream, refuse_stream
+from vidmag.backend.stream import Stream, refuse_stream
 from vidmag.params import Plan
 
 __all__ = ["PIPELINES", "Backend", "bind", "groups_of"]
@@ -95,10 +95,12 @@ def laplacian_ideal(stages: Any, plan: Plan, groups: Groups) -> Iterator[Any]:
 
 
 def _streaming(stages: Any, plan: Plan, groups: Groups) -> Iterator[Any]:
-    """A stream fed the clip batch by batch (see :class:`vidmag.backend.stream.FilterState`)."""
-    state = FilterState(stages, plan)
+    """A :class:`~vidmag.backend.stream.Stream` fed the clip batch by batch (the run that holds it drains
+    the device when it ends early)."""
+    stream = Stream(stages, plan, name="whole clip", synchronize=None)
     for group in groups(0):
-        yield from state.push(group)
+        yield from stream.feed(group)
+    stream.close()
 
 
 def laplacian_butterworth(stages: Any, plan: Plan, groups: Groups) -> Iterator[Any]:

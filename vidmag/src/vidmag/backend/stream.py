@@ -4,9 +4,10 @@ A stream magnifies a live sequence of frames: ``push(frames)`` takes one frame o
 magnified frames, one for one, with no look-ahead. The streaming pipelines (laplacian_butterworth,
 laplacian_iir) have causal temporal filters, so each output frame depends only on the frames pushed up to it;
 the stream holds their state (two low-passes and the previous input, per kept pyramid level) between pushes.
-The whole-clip run of those pipelines is the same object fed batch by batch, so a stream's output equals the
-whole-clip run of the same backend (bitwise where the backend computes each frame the same way whatever the
-batch: the NumPy reference and the OpenCL kernels; within one rounding step elsewhere).
+The whole-clip run of those pipelines is a stream too, fed batch by batch (:meth:`Stream.feed`), so a
+stream's output equals the whole-clip run of the same backend (bitwise where the backend computes each frame
+the same way whatever the batch: the NumPy reference and the OpenCL kernels; within one rounding step
+elsewhere).
 """
 
 from __future__ import annotations
@@ -149,19 +150,34 @@ class Stream:
         """
         if self._state is None:
             raise ValueError(f"push on a closed stream ({self.plan.pipeline} on backend {self.name!r})")
+        group, single, host = self._checked(frames)
+        if len(group) == 0:
+            return np.empty((0, self.plan.height, self.plan.width, 3), np.uint8)
+        pieces = self.feed(group)
+        if host:
+            out = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+            return out[0] if single else out
+        return self._stages.concat(pieces)  # a copy even of one piece: never a view of the caller's array
+
+    def feed(self, group: Sequence[np.ndarray] | Any) -> list[Any]:
+        """:meth:`push` without the checks and without joining: the output batches, in order.
+
+        ``group``: a list of host uint8 (H, W, 3) frames of the plan's size (returned batches are NumPy
+        arrays), or a uint8 batch in the backend's array type (returned batches are in it too, and may be
+        views of it). The whole-clip runs of the streaming pipelines are this, batch after batch.
+        """
+        if self._state is None:
+            raise ValueError(f"push on a closed stream ({self.plan.pipeline} on backend {self.name!r})")
         if self._failed is not None:
             raise RuntimeError(
                 f"the stream stopped at a failed push ({type(self._failed).__name__}: {self._failed}); its "
                 "filter state is lost: open a new stream"
             )
-        group, single, host = self._checked(frames)
-        n = len(group)
-        if n == 0:
-            return np.empty((0, self.plan.height, self.plan.width, 3), np.uint8)
+        host = isinstance(group, list)
         pieces: list[Any] = []
         state = self._state
         try:
-            for start in range(0, n, self.batch):
+            for start in range(0, len(group), self.batch):
                 for piece in state.push(group[start : start + self.batch]):
                     pieces.append(self._host(piece) if host else piece)
         except BaseException as error:  # KeyboardInterrupt included: drain before the buffers go
@@ -170,11 +186,8 @@ class Stream:
             if not state.consistent or pieces:
                 self._failed = error  # frames went through the filters: their state moved on
             raise
-        self.frames_pushed += n
-        if host:
-            out = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
-            return out[0] if single else out
-        return self._stages.concat(pieces)  # a copy even of one piece: never a view of the caller's array
+        self.frames_pushed += len(group)
+        return pieces
 
     def _host(self, piece: Any) -> np.ndarray:
         return piece if isinstance(piece, np.ndarray) else self._stages.download(piece)
