@@ -12,7 +12,7 @@ from vidmag.backend import generic
 from vidmag.backend.numpy import NumpyOperations
 from vidmag.params import make_plan
 
-BACKENDS = ("cpu", "torch", "opencl")
+BACKENDS = ("cpu", "torch", "opencl", "vulkan")
 
 
 def _open(clip, params, backend="cpu", pipeline="laplacian_iir", **kwargs):
@@ -120,7 +120,7 @@ def test_streams_hold_their_own_state(backend, clip, synthetic_params, require_b
 
 def test_no_kept_level_streams_the_colour_round_trip(clip, synthetic_params, require_backend):
     """alpha = 0: every gain is 0 and no band is built; the stream still equals the whole-clip run."""
-    for backend in ("cpu", "opencl"):
+    for backend in ("cpu", "opencl", "vulkan"):
         require_backend(backend)
         with _open(clip, synthetic_params, backend, alpha=0.0) as stream:
             got = np.stack([stream.push(frame) for frame in clip])
@@ -179,7 +179,7 @@ def test_a_failed_push_drains_the_device_and_ends_the_stream(clip, synthetic_par
     stream.close()
 
 
-@pytest.mark.parametrize("name", ["torch", "opencl"])
+@pytest.mark.parametrize("name", ["torch", "opencl", "vulkan"])
 def test_a_backend_bound_from_its_primitives_streams_too(name, clip, synthetic_params, require_backend):
     _, registered = require_backend(name)
     backend = generic.bind(registered.operations, name=f"{name}-primitives")
