@@ -14,13 +14,14 @@ same parameters (periodic Hann window, centred frames padded with zeros, the sam
 with ``backend="cpu"``. The implementations of one operation are timed one after the other, with a pause
 between them (``--warmup`` untimed calls, then ``--repeat`` timed calls in a row), and the fastest call of
 each is kept. ``--rounds N`` has the implementations take turns N times (A B A B ...), so that a slow spell of
-a shared machine does not fall on one implementation's only block.
+a shared machine does not fall on one implementation's only block; ``--turns`` has them take turns call by
+call instead (``repeat x rounds`` rounds, no pauses).
 
 The table gives times and ratios specux / peer: a ratio below 1 means specux is faster. The last column is the
 ratio to the fastest peer of that row. Each peer's output is also compared with specux's (largest difference
 relative to the peer's largest value) as a check that the same thing was computed; the JSON keeps it.
 
-    python bench/specux_cpu.py [--quick] [--repeat 3] [--rounds 1] [--ops stft,cqt] [--data batch]
+    python bench/specux_cpu.py [--quick] [--repeat 3] [--rounds 1] [--turns] [--ops stft,cqt] [--data batch]
                                [--out FILE]
 """
 
@@ -41,6 +42,7 @@ from _common import (
     fmt_ratio,
     fmt_seconds,
     in_blocks,
+    interleaved,
     machine,
     markdown_table,
     ratio,
@@ -246,8 +248,13 @@ def rel_diff(a: Any, b: Any) -> float | None:
     return float(np.max(np.abs(a.astype(np.complex128) - b))) / scale
 
 
-def run_case(d: Data, op: str, repeat: int, warmup: int, rounds: int = 1) -> dict[str, Any]:
-    times = in_blocks(OPS[op](d), repeat=repeat, warmup=warmup, rounds=rounds)
+def run_case(
+    d: Data, op: str, repeat: int, warmup: int, rounds: int = 1, turns: bool = False
+) -> dict[str, Any]:
+    if turns:  # call by call: each round calls every implementation once
+        times = interleaved(OPS[op](d), repeat=repeat * rounds, warmup=warmup)
+    else:
+        times = in_blocks(OPS[op](d), repeat=repeat, warmup=warmup, rounds=rounds)
     outs = {name: t.pop("result") for name, t in times.items()}
     outs = {name: out.numpy() if hasattr(out, "numpy") else out for name, out in outs.items()}
     diffs = {name: rel_diff(outs["specux"], out) for name, out in outs.items() if name != "specux"}
@@ -315,7 +322,8 @@ def fft_libraries() -> dict[str, str]:
                  "numpy.fft": f"numpy's pocketfft (numpy {np.__version__})"}
     mkl = torch.backends.mkl.is_available()
     torch_fft = "MKL" if mkl else "pocketfft (torch built without MKL)"
-    direct = specux_stft._pocketfft_r2c() is not None
+    probe = getattr(specux_stft, "_pocketfft_r2c", None)  # absent in versions before issue 19
+    direct = probe is not None and probe() is not None
     return {
         "specux": f"scipy's pocketfft (scipy {scipy.__version__}), one thread per block, "
                   + ("r2c writing into the output" if direct else "scipy.fft.rfft"),
@@ -342,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=1, help="untimed calls before timing")
     ap.add_argument("--rounds", type=int, default=1,
                     help="blocks of --repeat calls per implementation, taking turns (best over all is kept)")
+    ap.add_argument("--turns", action="store_true",
+                    help="take turns call by call (--repeat x --rounds rounds), not in blocks: steadier on "
+                         "a busy machine for ops without BLAS (stft); unfair to whoever runs after OpenBLAS")
     ap.add_argument("--ops", default=",".join(OPS), help="comma-separated subset of: " + ", ".join(OPS))
     ap.add_argument("--data", default="batch,issue19,clip,images",
                     help="subset of: batch, issue19, clip, images")
@@ -356,13 +367,14 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"machine": machine(), "versions": versions(("specux", "numpy", "scipy", "librosa", "torch",
                                                           "torchaudio", "soxr")),
             "threads": thread_settings(), "fft": fft_libraries(), "quick": args.quick, "repeat": args.repeat,
-            "warmup": args.warmup, "rounds": args.rounds}
+            "warmup": args.warmup, "rounds": args.rounds, "turns": args.turns}
     rows = []
     for d in make_data(args.quick):
         if d.name not in wanted:
             continue
         print(f"# {d.describe()}", file=sys.stderr)
-        rows += [run_case(d, op, args.repeat, args.warmup, args.rounds) for op in ops if op in d.ops]
+        rows += [run_case(d, op, args.repeat, args.warmup, args.rounds, args.turns)
+                 for op in ops if op in d.ops]
     meta["machine"]["loadavg_end"] = list(os.getloadavg())
     meta["threads"]["native pools"] = threadpools()
     goal = targets(rows)
@@ -375,7 +387,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"specux CPU benchmark, {m['date_utc']}, {m['cpu']} ({m['usable_cores']} cores usable), "
           f"load average {m['loadavg_start'][0]:.1f} -> {m['loadavg_end'][0]:.1f}")
     print("FFT libraries: " + "; ".join(f"{k}: {v}" for k, v in meta["fft"].items()))
-    print(f"fastest of {args.repeat} calls in a row, after {args.warmup} warm-up; cells: time "
+    how = (f"fastest of {args.repeat * args.rounds} calls, taking turns call by call" if args.turns
+           else f"fastest of {args.repeat} calls in a row")
+    print(f"{how}, after {args.warmup} warm-up; cells: time "
           "(specux / peer); a ratio below 1 means specux is faster\n")
     print(table(rows))
     print("\nThe same runs in process CPU time (all threads added up; steadier than wall time on a loaded "

@@ -19,7 +19,8 @@ tensor against the forward on the array, and a training step on the tensor (forw
 given complex gradient) against the numpy forward plus the adjoint's own cost
 (``specux.torch._adjoint_stft.stft_backward`` on the same gradient, the spectrogram kept meanwhile, as a
 training step keeps it). The four are timed in turns, call by
-call (``--overhead-repeat`` rounds); the goal is both ratios at most 1.10.
+call (``--overhead-repeat`` rounds); the goal is both ratios at most 1.10, judged on the best wall time and,
+steadier on a shared machine, on the least process CPU time (no thread of either path spins while waiting).
 """
 
 from __future__ import annotations
@@ -181,10 +182,12 @@ def main(argv: list[str] | None = None) -> int:
           f"({m['usable_cores']} cores), best of {args.overhead_repeat} calls in turns; goal: tensor / numpy "
           f"<= {OVERHEAD_GOAL:.2f}\n")
     print(markdown_table(
-        ["mode", "torch tensor", "numpy array", "tensor / numpy", "(median)", "(CPU time)", "goal"],
+        ["mode", "torch tensor", "numpy array", "tensor / numpy", "(median)", "(CPU time)",
+         "goal (best wall / CPU)"],
         [[r["mode"], fmt_seconds(r["tensor"]), fmt_seconds(r["numpy"]), fmt_ratio(r["ratio"]),
           fmt_ratio(r["ratio_median"]), fmt_ratio(r["ratio_cpu"]),
-          "met" if r["ratio"] <= OVERHEAD_GOAL else "NOT MET"] for r in overhead],
+          " / ".join("met" if q <= OVERHEAD_GOAL else "NOT MET" for q in (r["ratio"], r["ratio_cpu"]))]
+         for r in overhead],
     ))
     meta = {"machine": m, "versions": versions(["specux", "torch", "torchaudio", "numpy", "scipy"]),
             "threads": torch.get_num_threads(), "repeat": args.repeat,
