@@ -29,8 +29,9 @@ def select(name: str = "auto"):
     name : str
         ``"auto"`` takes the first backend that can run here, in the order cuda, metal, opencl, vulkan,
         torch, cpu (the same one on every call in a process); any other name is honoured exactly or raises.
-        A backend whose device the user pinned (``KERNELKIT_OPENCL_DEVICE`` for opencl, ``KERNELKIT_VULKAN_DEVICE`` for vulkan) is never passed
-        over: if "auto" reaches it and it cannot run, that raises.
+        A backend whose device the user pinned (``KERNELKIT_OPENCL_DEVICE`` for opencl,
+        ``KERNELKIT_VULKAN_DEVICE`` for vulkan) is never passed over: if "auto" reaches it and it cannot
+        run, that raises.
 
     Returns
     -------
