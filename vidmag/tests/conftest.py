@@ -81,26 +81,7 @@ def synthetic_params():
 
 
 # --- property tests (test_properties_*.py) ------------------------------------------------------------------
-# Hypothesis profiles, chosen by HYPOTHESIS_PROFILE (the same two in specux/tests/conftest.py: keep them in
-# step). "ci", the default: few examples per property and a fixed seed (derandomize), so a CI run tries the
-# same examples every time and never fails on one the last run did not try; no deadline, since first calls
-# build kernels and tables. "thorough": many more examples, random, remembered in the example database
-# (.hypothesis/) so that a failure found once is tried first the next time.
-try:
-    from hypothesis import HealthCheck
-    from hypothesis import settings as _hypothesis_settings
-except ImportError:  # the property tests skip themselves (pytest.importorskip)
-    pass
-else:
-    _hypothesis_settings.register_profile(
-        "ci", max_examples=100, deadline=None, derandomize=True, database=None, print_blob=True,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
-    _hypothesis_settings.register_profile(
-        "thorough", max_examples=400, deadline=None, print_blob=True,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
-    _hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# Hypothesis profiles (ci, thorough) are registered once, in the repository's conftest.py.
 
 
 @pytest.fixture(scope="session")
