@@ -214,3 +214,16 @@ def test_a_scalar_that_does_not_fit_raises_instead_of_wrapping(monkeypatch):
     kernel = ObjectCode(rt, program, {"k": "function"}).kernel("k")
     with pytest.raises(ValueError, match="'n' = 2147483648 does not fit a int"):
         kernel.launch(LaunchConfig(1, 1), 2**31)
+
+
+def test_compiling_leaves_python_s_shared_bytes_alone(require):
+    # An empty NVRTC log is one NUL byte; written into the shared one-byte object b" " it broke every later
+    # os.environ assignment of a value with a space ("embedded null byte")
+    from kernelkit import cuda
+
+    reason = cuda.nvrtc_probe("sm_80")
+    if reason:
+        require("nvrtc", reason)
+    ok, cubin, _ = cuda.compile_cubin('extern "C" __global__ void k() {}', "k", "sm_80")
+    assert ok and cubin[:4] == b"\x7fELF"
+    assert b" " == bytes([32]) and b" " == bytes([32])

@@ -294,22 +294,14 @@ def test_glsl_compile_errors_come_back_with_the_log():
 
 
 def test_the_portable_template_compiles_as_cuda_with_nvrtc(require):
-    try:
-        from cuda.bindings import nvrtc
-    except Exception as exc:
-        require("nvrtc", f"cuda-bindings' NVRTC is unavailable ({type(exc).__name__}: {exc})")
+    from kernelkit import cuda
+
+    reason = cuda.nvrtc_probe("sm_80")
+    if reason:
+        require("nvrtc", reason)
     source, _ = portable_kernel(CUDA, f64=True, subgroup=True, atomic_float=True)
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"kk_portable.cu", 0, [], [])
-    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
-    try:
-        opts = [b"--gpu-architecture=sm_80", b"-default-device"]
-        status = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0]
-        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-        log = b" " * size
-        nvrtc.nvrtcGetProgramLog(prog, log)
-        assert status == nvrtc.nvrtcResult.NVRTC_SUCCESS, log.decode(errors="replace") + "\n" + source
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+    ok, _, log = cuda.compile_cubin(source, "kk_portable", "sm_80", ("-default-device",))
+    assert ok, log + "\n" + source
 
 
 def test_the_portable_template_builds_and_runs_as_opencl(require):

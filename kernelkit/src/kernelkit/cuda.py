@@ -125,16 +125,19 @@ def compile_cubin(
     try:
         opts = [f"--gpu-architecture={arch}".encode(), *(o.encode() for o in options)]
         status = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0]
+        # NVRTC writes into the buffers it is given: they must be fresh, mutable ones. (``b" " * 1`` is
+        # CPython's shared one-byte object: an empty log's terminating NUL written into it turned every
+        # b" " of the process into b"\x00", and os.environ then refused any value holding a space.)
         size = check(nvrtc.nvrtcGetProgramLogSize(prog))
-        log = b" " * size
+        log = bytearray(size)
         check(nvrtc.nvrtcGetProgramLog(prog, log))
-        text = log.rstrip(b"\x00 ").decode(errors="replace")
+        text = bytes(log).rstrip(b"\x00 ").decode(errors="replace")
         if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             return False, b"", text
         size = check(nvrtc.nvrtcGetCUBINSize(prog))
-        cubin = b" " * size
+        cubin = bytearray(size)
         check(nvrtc.nvrtcGetCUBIN(prog, cubin))
-        return True, cubin, text
+        return True, bytes(cubin), text
     finally:
         check(nvrtc.nvrtcDestroyProgram(prog))
 
