@@ -13,8 +13,7 @@ Importing this package imports no OpenCL library; :func:`probe` looks for one, :
 
 from __future__ import annotations
 
-import importlib.util
-import os
+from vidmag.backend import kernelkit_device
 
 __all__ = ["create", "pinned_by", "probe"]
 
@@ -26,22 +25,13 @@ def probe() -> str | None:
     that lists a device and then builds nothing (the PoCL of the pyopencl wheels on an AMD Zen 5) is a
     reason, not a failure in the middle of a run.
     """
-    if importlib.util.find_spec("pyopencl") is None:
-        return "pyopencl is not installed (pip install pyopencl)"
-    try:
-        from kernelkit import opencl
-    except Exception as error:  # a broken install
-        return f"kernelkit.opencl failed to import: {type(error).__name__}: {error}"
-    return opencl.probe()
+    return kernelkit_device.probe("opencl", "pyopencl", "pyopencl is not installed (pip install pyopencl)")
 
 
 def pinned_by() -> str | None:
-    """``"KERNELKIT_OPENCL_DEVICE='...'"`` when that variable is set: "auto" then stops here if OpenCL cannot
-    run, instead of moving on to another backend."""
-    from kernelkit.opencl import DEVICE_ENV  # "PLATFORM:DEVICE" indices, as ``clinfo -l`` lists them
-
-    value = os.environ.get(DEVICE_ENV, "")
-    return f"{DEVICE_ENV}={value!r}" if value.strip() else None
+    """``"KERNELKIT_OPENCL_DEVICE='...'"`` (``PLATFORM:DEVICE`` indices, as ``clinfo -l`` lists them) when
+    that variable is set: "auto" then stops here if OpenCL cannot run, instead of moving on."""
+    return kernelkit_device.pinned_by("opencl")
 
 
 def create():

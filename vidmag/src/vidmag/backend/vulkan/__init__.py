@@ -18,8 +18,7 @@ Importing this package imports no Vulkan library; :func:`probe` looks for one, :
 
 from __future__ import annotations
 
-import importlib.util
-import os
+from vidmag.backend import kernelkit_device
 
 __all__ = ["create", "pinned_by", "probe"]
 
@@ -30,22 +29,14 @@ def probe() -> str | None:
     kernelkit's probe: a device counts only once a small GLSL kernel has been compiled to SPIR-V and run on
     it; its reasons name the remedy (the binding, the loader, a driver such as lavapipe, glslang).
     """
-    if importlib.util.find_spec("vulkan") is None:
-        return "the vulkan package is not installed (pip install vulkan, or pip install vidmag[vulkan])"
-    try:
-        from kernelkit import vulkan
-    except Exception as error:  # a broken install
-        return f"kernelkit.vulkan failed to import: {type(error).__name__}: {error}"
-    return vulkan.probe()
+    missing = "the vulkan package is not installed (pip install vulkan)"
+    return kernelkit_device.probe("vulkan", "vulkan", missing)
 
 
 def pinned_by() -> str | None:
     """``"KERNELKIT_VULKAN_DEVICE='...'"`` when that variable is set: "auto" then stops here if Vulkan cannot
     run, instead of moving on to another backend."""
-    from kernelkit.vulkan import DEVICE_ENV
-
-    value = os.environ.get(DEVICE_ENV, "")
-    return f"{DEVICE_ENV}={value!r}" if value.strip() else None
+    return kernelkit_device.pinned_by("vulkan")
 
 
 def create():
