@@ -17,7 +17,7 @@ import pytest
 
 from kernelkit import cache
 from kernelkit import cuda as cuda_rt
-from specux._codegen import CUDA, fft_plan, render
+from specux._codegen import CUDA, family_cover, fft_plan, render
 
 nvrtc_missing = cuda_rt.nvrtc_probe("sm_90")
 
@@ -64,6 +64,21 @@ def test_every_planned_kernel_compiles_to_cubin_for_sm80_sm90_and_sm100():
     failures = [f"{name} ({arch}):\n{log}" for name, arch, ok, log in results if not ok]
     assert not failures, "\n\n".join(failures[:3])
     assert len(results) >= len(ARCHS) * 40  # the cover really holds the kernel variety
+
+
+def test_every_other_kernel_family_compiles_to_cubin_for_sm80_sm90_and_sm100():
+    """stft framing, istft gather, filter banks, dB, DCT, fftconvolve: their structural covers in every
+    storage."""
+    sources = {}
+    for family_render, spec in family_cover(("f16", "f32", "f64")):
+        ks = family_render(spec, CUDA)
+        sources[ks.source] = ks.name
+    jobs = [(src, name, arch) for src, name in sources.items() for arch in ARCHS]
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        results = list(pool.map(_compile, jobs))
+    failures = [f"{name} ({arch}):\n{log}" for name, arch, ok, log in results if not ok]
+    assert not failures, "\n\n".join(failures[:3])
+    assert sources, "no kernel family beyond the FFT was found"
 
 
 def test_compile_error_carries_the_log():

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from specux._codegen import METAL, fft_plan, render
+from specux._codegen import METAL, family_cover, fft_plan, render
 
 CXX = shutil.which("g++") or shutil.which("clang++")
 
@@ -88,6 +88,23 @@ def test_planned_kernels_pass_the_msl_syntax_check(stub_dir, tmp_path):
     failures = [f"{p.name}:\n{err}" for p, rc, err in results if rc != 0]
     assert not failures, "\n\n".join(failures[:3])
     assert len(results) >= 20
+
+
+def test_other_kernel_families_pass_the_msl_syntax_check(stub_dir, tmp_path):
+    """stft framing, istft gather, filter banks, dB, DCT, fftconvolve in half and float storage (Apple GPUs
+    have no float64)."""
+    jobs = []
+    for i, (family_render, spec) in enumerate(family_cover(("f16", "f32"))):
+        ks = family_render(spec, METAL)
+        assert "double" not in ks.source
+        path = tmp_path / f"{i:03d}_{ks.name}.metal"
+        path.write_text(ks.source)
+        jobs.append((path, stub_dir))
+    assert jobs, "no kernel family beyond the FFT was found"
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        results = list(pool.map(_syntax_check, jobs))
+    failures = [f"{p.name}:\n{err}" for p, rc, err in results if rc != 0]
+    assert not failures, "\n\n".join(failures[:3])
 
 
 def test_the_check_rejects_broken_msl(stub_dir, tmp_path):

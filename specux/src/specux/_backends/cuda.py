@@ -19,6 +19,7 @@ import numpy as np
 
 from specux import _arrays
 from specux._backends.base import FFT_OP
+from specux._backends.generated import GeneratedOps, available_ops
 
 NAME = "cuda"
 
@@ -50,11 +51,11 @@ def probe() -> str | None:
     return cuda.probe()
 
 
-class CudaBackend:
+class CudaBackend(GeneratedOps):
     """FFT family on CUDA devices (see :mod:`specux._backends.base` for the contract)."""
 
     name = NAME
-    ops = frozenset({FFT_OP})
+    ops = frozenset({FFT_OP}) | available_ops()
     dtypes = frozenset({"float16", "float32", "float64"})
 
     def __init__(self) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from specux._backends.base import FFT_OP
+from specux._backends.generated import GeneratedOps, available_ops
 
 NAME = "metal"
 
@@ -30,11 +31,11 @@ def probe() -> str | None:
     return metal.probe()
 
 
-class MetalBackend:
+class MetalBackend(GeneratedOps):
     """FFT family on the default Metal device (see :mod:`specux._backends.base` for the contract)."""
 
     name = NAME
-    ops = frozenset({FFT_OP})
+    ops = frozenset({FFT_OP}) | available_ops()
     dtypes = frozenset({"float16", "float32"})
 
     def __init__(self) -> None:

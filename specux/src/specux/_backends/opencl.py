@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from specux._backends.base import FFT_OP
+from specux._backends.generated import GeneratedOps, available_ops
 
 NAME = "opencl"
 
@@ -30,11 +31,11 @@ def probe() -> str | None:
     return opencl.probe()
 
 
-class OpenCLBackend:
+class OpenCLBackend(GeneratedOps):
     """FFT family on one OpenCL device (see :mod:`specux._backends.base` for the contract)."""
 
     name = NAME
-    ops = frozenset({FFT_OP})
+    ops = frozenset({FFT_OP}) | available_ops()
 
     def __init__(self) -> None:
         from kernelkit import opencl
