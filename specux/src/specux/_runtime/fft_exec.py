@@ -303,3 +303,36 @@ def run_host(
     with rt.batch():
         execute(rt, call.plan, src, dst, call.io)
     return rt.download(dst, out)
+
+
+def run_device(
+    rt: DeviceRuntime,
+    kind: str,
+    x: Any,
+    axis: int,
+    n: int,
+    inverse: bool,
+    scale: float,
+    out_dtype: str | None = None,
+) -> Any:
+    """One-axis transform of a :class:`~specux._runtime.device_array.DeviceArray`, into a new one.
+
+    ``kind`` is ``"c2c"``, ``"r2c"`` or ``"c2r"`` (``x.shape[axis]`` is ``n // 2 + 1`` for c2r, else ``n``);
+    ``out_dtype`` (a DeviceArray dtype name) defaults to the input's precision. Either side may be half
+    storage; float64 on one side means float64 on both. The composed operations (stft, istft, fftconvolve)
+    chain their passes through this, buffers staying on the device.
+    """
+    from specux._runtime import device_array as da
+
+    precision = da.REAL_OF.get(x.dtype, x.dtype)
+    if out_dtype is None:
+        out_dtype = precision if kind == "c2r" else da.COMPLEX_OF[precision]
+    in_storage, out_storage = x.storage, da.STORAGE[out_dtype]
+    if "f64" in (in_storage, out_storage) and in_storage != out_storage:
+        raise ValueError(f"float64 on one side of a transform needs it on both ({x.dtype} -> {out_dtype})")
+    prec = "f64" if in_storage == "f64" else "f32"
+    call = resolve(kind, x.shape, axis, n, in_storage, out_storage, inverse, scale, tuned(rt, n, prec))
+    out = da.empty(rt, call.out_shape, out_dtype)
+    if x.size and out.size:
+        execute(rt, call.plan, x.buf, out.buf, call.io)
+    return out
