@@ -152,7 +152,7 @@ def test_bad_input():
         specux.melspectrogram(y, compat="kaldi")
     with pytest.raises(ValueError, match="power must be a positive"):
         specux.melspectrogram(y, power=0)
-    with pytest.raises(ValueError, match="mel: norm must be"):
+    with pytest.raises(ValueError, match="melspectrogram: norm must be"):
         specux.melspectrogram(y, norm="l2")
     with pytest.raises(TypeError, match="int32; accepted dtypes"):
         specux.melspectrogram(np.zeros(4000, np.int32))

@@ -103,6 +103,19 @@ def choice(value: Any, name: str, public: str, allowed: tuple) -> Any:
     return value
 
 
+def mel_norm(value: Any, name: str, public: str) -> Any:
+    """A mel bank's norm: "auto" (the derived default), None, "slaney" or a number > 0 or -inf (a p-norm;
+    np.inf for the maximum), else ValueError naming the parameter. A string such as "2" is refused, not read
+    as 2."""
+    if value is None or (isinstance(value, str) and value in ("auto", "slaney")):
+        return value
+    if is_number(value) and (float(value) > 0 or float(value) == -math.inf):
+        return float(value)
+    raise ValueError(
+        f"{public}: {name} must be None, 'slaney' or a positive number (p-norm, np.inf); got {value!r}"
+    )
+
+
 def positive_float(value: Any, name: str, public: str) -> float:
     if not is_number(value):
         raise TypeError(

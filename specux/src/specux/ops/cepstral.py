@@ -142,6 +142,7 @@ def mfcc_validate(
             fmax=fmax,
             htk=htk,
             norm=mel_norm,
+            norm_name="mel_norm",
             compat=compat,
             accepted=accepted,
             public="mfcc",

@@ -79,6 +79,7 @@ def mel_validate(
     compat: str | None,
     accepted: tuple[str, ...] = _validate.CPU_DTYPES,
     public: str = "melspectrogram",
+    norm_name: str = "norm",
     frame_items: int = 0,
 ) -> MelParams:
     """Validate melspectrogram arguments (``x`` is y, or S when ``from_spectrogram``) and resolve defaults.
@@ -89,7 +90,7 @@ def mel_validate(
     sr = _validate.positive_float(resolve(compat, "sr", sr), "sr", public)
     power = _validate.positive_float(power, "power", public)
     htk = resolve(compat, "htk", _validate.optional_flag(htk, "htk", public))
-    norm = resolve(compat, "norm", norm)
+    norm = resolve(compat, "norm", _validate.mel_norm(norm, norm_name, public))
     fmin = _validate.real(fmin, "fmin", public)
     fmax = _validate.optional_real(fmax, "fmax", public)
     n_mels = _validate.positive_int(n_mels, "n_mels", public)

@@ -138,9 +138,10 @@ _CQ = {"sr": _POSITIVE, "hop_length": _INT, "fmin": _OPT_REAL, "n_bins": _INT, "
 SCALAR_CHECKS: dict[str, dict[str, Check]] = {
     "stft": {**_FRAMING, "pad_mode": _PAD, "output": _one_of(_validate.STFT_OUTPUTS)},
     "istft": {**_FRAMING, "n_fft": _OPT_INT, "length": _OPT_INT, "nola": _one_of(_validate.NOLA_MODES)},
-    "melspectrogram": _MEL_FRAMING,
-    "mfcc": {**_MEL_FRAMING, "n_mfcc": _OPT_INT, "dct_type": _one_of(_DCT_TYPES), "norm": _one_of(_DCT_NORMS),
-             "lifter": _any_real, "top_db": _OPT_ANY_REAL},
+    "melspectrogram": {**_MEL_FRAMING, "norm": _validate.mel_norm},
+    "mfcc": {**_MEL_FRAMING, "mel_norm": _validate.mel_norm, "n_mfcc": _OPT_INT,
+             "dct_type": _one_of(_DCT_TYPES), "norm": _one_of(_DCT_NORMS), "lifter": _any_real,
+             "top_db": _OPT_ANY_REAL},
     "lfcc": {**_FRAMING, "sample_rate": _POSITIVE, "n_filter": _INT, "f_min": _REAL, "f_max": _OPT_REAL,
              "n_lfcc": _INT, "dct_type": _one_of((2,)), "norm": _one_of(_DCT_NORMS), "log_lf": _FLAG,
              "power": _POSITIVE, "pad_mode": _PAD},
