@@ -66,7 +66,12 @@ BAD = [
     ("mel power str", lambda y: specux.melspectrogram(y, sr=16000, n_fft=256, power="2"), TypeError, "power"),
     # a numeric string must not travel through the op schema's text and come back as a number
     ("mel norm str", lambda y: specux.melspectrogram(y, sr=16000, n_fft=256, norm="2"), ValueError, "norm"),
-    ("mfcc mel_norm str", lambda y: specux.mfcc(y, sr=16000, n_fft=256, mel_norm="2"), ValueError, "mel_norm"),
+    (
+        "mfcc mel_norm str",
+        lambda y: specux.mfcc(y, sr=16000, n_fft=256, mel_norm="2"),
+        ValueError,
+        "mel_norm",
+    ),
     (
         "mfcc dct_type float",
         lambda y: specux.mfcc(y, sr=16000, n_fft=256, dct_type=2.0),

@@ -90,3 +90,17 @@ def test_bad_arguments_raise_clear_errors():
         specux.pitch_tuning([440.0], bins_per_octave=0)
     with pytest.raises(ValueError, match="either y"):
         specux.estimate_tuning(sr=SR)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda S: specux.estimate_tuning(S=S, sr=22050),
+        lambda S: specux.chroma_stft(S=S, sr=22050),
+    ],
+    ids=["estimate_tuning", "chroma_stft"],
+)
+def test_a_one_bin_spectrogram_is_refused_naming_s(call):
+    """One frequency bin infers n_fft = 0: it used to divide by zero deep inside."""
+    with pytest.raises(ValueError, match=r"S must have shape .* with at least 2 frequency bins"):
+        call(np.ones((1, 5)))

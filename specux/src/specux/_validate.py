@@ -103,6 +103,17 @@ def choice(value: Any, name: str, public: str, allowed: tuple) -> Any:
     return value
 
 
+def spectrogram_shape(S: Any, public: str) -> None:
+    """S: at least 2-D with at least 2 frequency bins (``1 + n_fft // 2`` rows). One bin would give
+    ``n_fft = 0``, which later steps blamed on n_fft (a parameter the caller did not give) or divided by."""
+    shape = tuple(S.shape) if hasattr(S, "shape") else np.shape(S)
+    if len(shape) < 2 or shape[-2] < 2:
+        raise ValueError(
+            f"{public}: S must have shape (..., 1 + n_fft // 2, n_frames) with at least 2 frequency bins "
+            f"(n_fft >= 2); got shape {shape}"
+        )
+
+
 def mel_norm(value: Any, name: str, public: str) -> Any:
     """A mel bank's norm: "auto" (the derived default), None, "slaney" or a number > 0 or -inf (a p-norm;
     np.inf for the maximum), else ValueError naming the parameter. A string such as "2" is refused, not read

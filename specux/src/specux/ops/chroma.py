@@ -93,7 +93,7 @@ def chroma_stft(
     if y is not None and S is None:
         _check_real_signal(y, "chroma_stft")
     if S is not None:
-        _check_spectrogram(S, "chroma_stft")
+        _validate.spectrogram_shape(S, "chroma_stft")
     power, n_fft = magnitude_spectrogram(
         y, S, n_fft, hop_length, win_length, window, center, pad_mode, 2.0, "chroma_stft"
     )
@@ -227,17 +227,6 @@ def _check_norm(norm: Any, public: str) -> None:
     value = _validate.real(norm, "norm", public, finite=False)
     if not (value >= 0 or value == -np.inf):
         raise ValueError(f"{public}: norm must be None, inf, -inf, 0 or a positive number; got {norm!r}")
-
-
-def _check_spectrogram(S: Any, public: str) -> None:
-    """S: at least 2-D with at least 2 frequency bins (``1 + n_fft // 2`` rows). One bin would give
-    ``n_fft = 0``, which the filter bank then blamed on n_fft, a parameter the caller did not give."""
-    shape = tuple(S.shape) if hasattr(S, "shape") else np.shape(S)
-    if len(shape) < 2 or shape[-2] < 2:
-        raise ValueError(
-            f"{public}: S must have shape (..., 1 + n_fft // 2, n_frames) with at least 2 frequency bins "
-            f"(n_fft >= 2); got shape {shape}"
-        )
 
 
 def _check_real_signal(y: Any, public: str) -> None:

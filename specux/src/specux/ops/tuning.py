@@ -116,8 +116,7 @@ def magnitude_spectrogram(
     """(|STFT(y)| ** power, n_fft), or ``S`` with ``n_fft`` inferred from its frequency axis."""
     if S is not None:
         S = _arrays.to_numpy(S)
-        if S.ndim < 2:
-            raise ValueError(f"{public}: S must have shape (..., 1 + n_fft // 2, n_frames); got {S.shape}")
+        _validate.spectrogram_shape(S, public)
         if n_fft is None or n_fft // 2 + 1 != S.shape[-2]:
             n_fft = 2 * (S.shape[-2] - 1)
         return S, n_fft
