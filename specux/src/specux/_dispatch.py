@@ -30,8 +30,8 @@ def prepare(x: Any, backend: str, op: str, public: str) -> tuple[Any, Any]:
 
 
 def cast_host(x: Any, dtype: str) -> Any:
-    """Cast a numpy input to the computing precision (device arrays are the backend's business)."""
-    if isinstance(x, np.ndarray):
+    """Cast a numpy (or cupy) input to the computing precision; torch tensors are the torch ops' business."""
+    if isinstance(x, np.ndarray) or _arrays.is_cupy(x):
         return x.astype(dtype, copy=False)
     return x
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from specux import _arrays
 from specux._backends.base import FFT_OP
-from specux._backends.generated import GeneratedOps, available_ops
+from specux._backends.generated import GeneratedOps, available_ops, host_call, implementation
 
 NAME = "cuda"
 
@@ -126,6 +126,54 @@ class CudaBackend(GeneratedOps):
             check(cu.cuStreamSynchronize(stream))
             out.reshape(-1).view(np.uint8)[:] = stage_out
         return out
+
+    # -- the generated operations beyond the FFT (stft, istft, features, fftconvolve) ------------------
+
+    def _generated_call(self, op: str, x: Any, params: Any) -> Any:
+        arrays = tuple(x) if op == "fftconvolve" else (x,)
+        on_device = [_arrays.is_cupy(a) for a in arrays]
+        if not any(on_device):
+            return host_call(self.runtime, op, x, params)
+        if not all(on_device):
+            kinds = ", ".join(type(a).__module__.split(".")[0] for a in arrays)
+            raise TypeError(
+                f"specux.{op}: on the cuda backend the array arguments must all be cupy arrays or all host "
+                f"arrays; got {kinds} (move them to one place first: nothing is copied behind your back)"
+            )
+        return self._generated_cupy(op, arrays, params)
+
+    def _generated_cupy(self, op: str, arrays: tuple[Any, ...], params: Any) -> Any:
+        """cupy arrays in place by raw pointer on cupy's current stream; temporaries and the result
+        allocated by cupy (its memory pool), returned as a cupy array on the same device."""
+        from cuda.bindings import driver as cu
+
+        from kernelkit.cuda import ForeignBuffer
+        from specux._runtime.device_array import DeviceArray
+
+        cp = sys.modules["cupy"]
+        device_ids = {a.device.id for a in arrays}
+        if len(device_ids) > 1:
+            raise ValueError(f"specux.{op}: the cupy arrays are on different devices {sorted(device_ids)}")
+        with arrays[0].device:
+            arrays = tuple(cp.ascontiguousarray(a) for a in arrays)
+            rt = self._rt.runtime(arrays[0].device.id)
+
+            def allocate(nbytes: int) -> ForeignBuffer:
+                a = cp.empty(max(int(nbytes), 1), dtype=cp.uint8)
+                return ForeignBuffer(a, a.data.ptr)
+
+            inputs = tuple(
+                DeviceArray(ForeignBuffer(a, a.data.ptr), tuple(a.shape), a.dtype.name) for a in arrays
+            )
+            stream = cu.CUstream(int(cp.cuda.get_current_stream().ptr))
+            with rt.session(stream, allocate):
+                out = implementation(op)(rt, inputs, params)
+            # the result's buffer is cupy memory: a session allocation (uint8) or, for an op that returns a
+            # view of its input, that input itself
+            raw = out.buf.array.reshape(-1).view(cp.uint8)[: out.nbytes]
+            if out.dtype == "complex32":  # cupy has no complex half: widen, as the numpy path does
+                return raw.view(cp.float16).astype(cp.float32).view(cp.complex64).reshape(out.shape)
+            return raw.view(out.dtype).reshape(out.shape)
 
     # -- torch and cupy: in place on the caller's stream, allocated by the caller's library -----------
 

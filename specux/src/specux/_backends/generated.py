@@ -87,7 +87,11 @@ class GeneratedOps:
 
     runtime: Any
 
+    def _generated_call(self, op: str, x: Any, params: Any) -> Any:
+        """Run generated ``op``; numpy inputs by default (a backend with device arrays overrides this)."""
+        return host_call(self.runtime, op, x, params)
+
     def __getattr__(self, op: str) -> Any:
         if op in EXEC_MODULES and implementation(op) is not None:
-            return lambda x, params: host_call(self.runtime, op, x, params)
+            return lambda x, params: self._generated_call(op, x, params)
         raise AttributeError(f"{type(self).__name__} has no attribute {op!r}")
