@@ -30,9 +30,11 @@ def prepare(x: Any, backend: str, op: str, public: str) -> tuple[Any, Any]:
 
 
 def cast_host(x: Any, dtype: str) -> Any:
-    """Cast a numpy (or cupy) input to the computing precision; torch tensors are the torch ops' business."""
+    """Cast an input (numpy, cupy or a torch device tensor) to the computing precision."""
     if isinstance(x, np.ndarray) or _arrays.is_cupy(x):
         return x.astype(dtype, copy=False)
+    if _arrays.is_torch(x):  # a device tensor (host tensors arrive as numpy views)
+        return x.to(getattr(sys.modules["torch"], dtype))
     return x
 
 

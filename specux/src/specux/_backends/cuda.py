@@ -131,49 +131,75 @@ class CudaBackend(GeneratedOps):
 
     def _generated_call(self, op: str, x: Any, params: Any) -> Any:
         arrays = tuple(x) if op == "fftconvolve" else (x,)
-        on_device = [_arrays.is_cupy(a) for a in arrays]
-        if not any(on_device):
+        kinds = {"cupy" if _arrays.is_cupy(a) else "torch" if _arrays.is_torch(a) else "host" for a in arrays}
+        if kinds == {"host"}:
             return host_call(self.runtime, op, x, params)
-        if not all(on_device):
-            kinds = ", ".join(type(a).__module__.split(".")[0] for a in arrays)
+        if len(kinds) > 1:
             raise TypeError(
-                f"specux.{op}: on the cuda backend the array arguments must all be cupy arrays or all host "
-                f"arrays; got {kinds} (move them to one place first: nothing is copied behind your back)"
+                f"specux.{op}: on the cuda backend the array arguments must all be cupy arrays, all torch "
+                f"CUDA tensors or all host arrays; got {', '.join(sorted(kinds))} (move them to one place "
+                "first: nothing is copied behind your back)"
             )
-        return self._generated_cupy(op, arrays, params)
+        return self._generated_device(op, arrays, params, kinds.pop())
 
-    def _generated_cupy(self, op: str, arrays: tuple[Any, ...], params: Any) -> Any:
-        """cupy arrays in place by raw pointer on cupy's current stream; temporaries and the result
-        allocated by cupy (its memory pool), returned as a cupy array on the same device."""
+    def _generated_device(self, op: str, arrays: tuple[Any, ...], params: Any, library: str) -> Any:
+        """cupy arrays / torch CUDA tensors in place by raw pointer on that library's current stream;
+        temporaries and the result allocated by the same library (its memory pool), the result returned as
+        an array of that library on the same device. (Gradients of these ops on CUDA tensors are not served
+        yet: the public front refuses a tensor that requires grad before it gets here.)"""
         from cuda.bindings import driver as cu
 
         from kernelkit.cuda import ForeignBuffer
         from specux._runtime.device_array import DeviceArray
 
-        cp = sys.modules["cupy"]
-        device_ids = {a.device.id for a in arrays}
-        if len(device_ids) > 1:
-            raise ValueError(f"specux.{op}: the cupy arrays are on different devices {sorted(device_ids)}")
-        with arrays[0].device:
-            arrays = tuple(cp.ascontiguousarray(a) for a in arrays)
-            rt = self._rt.runtime(arrays[0].device.id)
+        if library == "cupy":
+            xp = sys.modules["cupy"]
+            devices = {a.device.id for a in arrays}
+            arrays = tuple(xp.ascontiguousarray(a) for a in arrays)
+            index = arrays[0].device.id
+            pointer = [a.data.ptr for a in arrays]
+            names = [a.dtype.name for a in arrays]
+        else:
+            xp = sys.modules["torch"]
+            devices = {a.device.index for a in arrays}
+            arrays = tuple(a.detach().resolve_conj().resolve_neg().contiguous() for a in arrays)
+            index = arrays[0].device.index
+            index = xp.cuda.current_device() if index is None else index
+            pointer = [a.data_ptr() for a in arrays]
+            names = [str(a.dtype).removeprefix("torch.") for a in arrays]
+        if len(devices) > 1:
+            raise ValueError(f"specux.{op}: the arrays are on different CUDA devices {sorted(devices)}")
+        rt = self._rt.runtime(index)
 
-            def allocate(nbytes: int) -> ForeignBuffer:
-                a = cp.empty(max(int(nbytes), 1), dtype=cp.uint8)
+        def allocate(nbytes: int) -> ForeignBuffer:
+            if library == "cupy":
+                a = xp.empty(max(int(nbytes), 1), dtype=xp.uint8)
                 return ForeignBuffer(a, a.data.ptr)
+            t = xp.empty(max(int(nbytes), 1), dtype=xp.uint8, device=arrays[0].device)
+            return ForeignBuffer(t, t.data_ptr())
 
-            inputs = tuple(
-                DeviceArray(ForeignBuffer(a, a.data.ptr), tuple(a.shape), a.dtype.name) for a in arrays
-            )
-            stream = cu.CUstream(int(cp.cuda.get_current_stream().ptr))
+        inputs = tuple(
+            DeviceArray(ForeignBuffer(a, ptr), tuple(a.shape), name)
+            for a, ptr, name in zip(arrays, pointer, names)
+        )
+        if library == "cupy":
+            with arrays[0].device:
+                stream = cu.CUstream(int(xp.cuda.get_current_stream().ptr))
+                with rt.session(stream, allocate):
+                    out = implementation(op)(rt, inputs, params)
+        else:
+            stream = cu.CUstream(int(xp.cuda.current_stream(arrays[0].device).cuda_stream))
             with rt.session(stream, allocate):
                 out = implementation(op)(rt, inputs, params)
-            # the result's buffer is cupy memory: a session allocation (uint8) or, for an op that returns a
-            # view of its input, that input itself
-            raw = out.buf.array.reshape(-1).view(cp.uint8)[: out.nbytes]
+        # the result's buffer is the library's memory: a session allocation (uint8) or, for an op that returns
+        # a view of its input, that input itself
+        if library == "cupy":
+            raw = out.buf.array.reshape(-1).view(xp.uint8)[: out.nbytes]
             if out.dtype == "complex32":  # cupy has no complex half: widen, as the numpy path does
-                return raw.view(cp.float16).astype(cp.float32).view(cp.complex64).reshape(out.shape)
+                return raw.view(xp.float16).astype(xp.float32).view(xp.complex64).reshape(out.shape)
             return raw.view(out.dtype).reshape(out.shape)
+        raw = out.buf.array.reshape(-1).view(xp.uint8)[: out.nbytes]
+        return raw.view(getattr(xp, out.dtype)).reshape(out.shape)
 
     # -- torch and cupy: in place on the caller's stream, allocated by the caller's library -----------
 
