@@ -157,3 +157,25 @@ def test_importing_specux_imports_no_gpu_library_nor_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["[]", "[]"], out.stdout + out.stderr
+
+
+PUBLIC_OPS = {
+    "stft": "stft", "istft": "istft", "melspectrogram": "melspectrogram", "mfcc": "mfcc", "lfcc": "lfcc",
+    "fftconvolve": "fftconvolve", "cqt": "cqt", "vqt": "vqt", "chroma_stft": "chroma_stft",
+    "chroma_cqt": "chroma_cqt", "estimate_tuning": "estimate_tuning", "pitch_tuning": "pitch_tuning",
+}
+
+
+@pytest.mark.parametrize("name,op", sorted(PUBLIC_OPS.items()))
+def test_the_backends_line_of_each_docstring_is_the_registrys(name, op):
+    doc = getattr(specux, name).__doc__
+    assert "{backends}" not in doc
+    assert registry.backends_line(op) in doc
+
+
+def test_declared_backends_follow_what_the_build_has():
+    assert registry.declared("fft") == ("cuda", "metal", "opencl", "cpu")
+    assert registry.declared("chroma_stft") == ("cpu",)
+    assert "cpu" in registry.declared("stft")
+    line = registry.backends_line("fft")
+    assert line.startswith("Backends: cuda (numpy and cupy arrays, torch CUDA tensors)")

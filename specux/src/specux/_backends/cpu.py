@@ -16,7 +16,7 @@ import scipy.fft
 from specux import _arrays
 
 # public operation -> (module, function on numpy arrays taking the validated parameters)
-_IMPLEMENTATIONS = {
+IMPLEMENTATIONS = {
     "stft": ("specux.ops.stft", "_stft_numpy"),
     "istft": ("specux.ops.stft", "_istft_numpy"),
     "melspectrogram": ("specux.ops.mel", "_melspectrogram_numpy"),
@@ -41,7 +41,7 @@ class CpuBackend:
 
     def __init__(self) -> None:
         self._impls: dict[str, Any] = {}
-        for op, (module_name, attr) in _IMPLEMENTATIONS.items():
+        for op, (module_name, attr) in IMPLEMENTATIONS.items():
             try:
                 module = importlib.import_module(module_name)
             except ImportError:

@@ -7,6 +7,7 @@ importing specux imports no GPU library. See :mod:`specux._backends.base` for wh
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,16 @@ NAMES: tuple[str, ...] = ("cuda", "metal", "opencl", "cpu")
 DEVICE_BACKEND = {"cuda": "cuda", "mps": "metal", "cpu": "cpu"}
 
 NOT_BUILT = "not built yet"
+
+#: public functions computed on the host whatever the backend (they call the transforms with backend="cpu")
+HOST_ONLY = frozenset({"chroma_stft", "chroma_cqt", "estimate_tuning", "pitch_tuning", "piptrack"})
+#: the arrays each backend takes, for the docstrings' "Backends:" lines
+INPUTS = {
+    "cpu": "numpy arrays, torch CPU tensors",
+    "cuda": "numpy and cupy arrays, torch CUDA tensors",
+    "metal": "numpy arrays",
+    "opencl": "numpy arrays",
+}
 
 _lock = threading.RLock()  # re-entrant: a backend module may consult the registry while loading
 _probed: dict[str, tuple[str | None, Any]] = {}
@@ -75,6 +86,31 @@ def _load(name: str) -> tuple[str | None, Any]:
             result = (reason, backend)
         _probed[name] = result
         return result
+
+
+def declared(op: str) -> tuple[str, ...]:
+    """The backends whose code serves ``op`` in this build, in order of preference, without probing the
+    machine (whether each can run here is :func:`backends`' answer). ``"fft"`` is the FFT family."""
+    from specux._backends import cpu, generated
+
+    names = []
+    module = generated.EXEC_MODULES.get(op)
+    # find_spec, not an import: docstrings are filled at import time, which must stay light
+    if op == "fft" or (module is not None and importlib.util.find_spec(f"specux._runtime.{module}")):
+        names += ["cuda", "metal", "opencl"]
+    if op == "fft" or op in cpu.IMPLEMENTATIONS or op in HOST_ONLY:
+        names.append("cpu")
+    return tuple(names)
+
+
+def backends_line(op: str) -> str:
+    """The "Backends: ..." sentence of a public function's docstring, from :func:`declared`."""
+    names = declared(op)
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(INPUTS[name], []).append(name)
+    parts = [f"{' and '.join(group)} ({inputs})" for inputs, group in groups.items()]
+    return "Backends: " + "; ".join(parts) + ". Which of them run on this machine: ``specux.backends()``."
 
 
 def reset() -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import scipy.fft
 
 from specux import _dispatch, _validate
+from specux._backend_doc import backends_doc
 from specux._filters.linear import linear as linear_bank
 from specux._linalg import apply_along_rows
 from specux._torch_hook import torch_route
@@ -166,6 +167,7 @@ def mfcc_validate(
     return p
 
 
+@backends_doc("mfcc")
 @torch_route("mfcc", inputs=("y", "S"))
 def mfcc(
     y: Any = None,
@@ -231,7 +233,7 @@ def mfcc(
     array, shape (..., n_mfcc, T)
         Real, of the input's precision, same library as the input.
 
-    Backends: cpu. Autograd / torch.compile: yes for torch CPU tensors
+    {backends} Autograd / torch.compile: yes for torch CPU tensors
     (the specux custom ops; see docs/specux/torch.md).
     """
     if (y is None) == (S is None):
@@ -329,6 +331,7 @@ def lfcc_validate(
     return p
 
 
+@backends_doc("lfcc")
 @torch_route("lfcc")
 def lfcc(
     waveform: Any,
@@ -384,7 +387,7 @@ def lfcc(
     array, shape (..., n_lfcc, T)
         Real, of the input's precision, same library as the input.
 
-    Backends: cpu. Autograd / torch.compile: yes for torch CPU tensors
+    {backends} Autograd / torch.compile: yes for torch CPU tensors
     (the specux custom ops; see docs/specux/torch.md).
     """
     chosen, xb = _dispatch.prepare(waveform, backend, "lfcc", "lfcc")

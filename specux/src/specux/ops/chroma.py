@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from specux import _arrays, _validate
+from specux._backend_doc import backends_doc
 from specux._dispatch import prepare
 from specux._filters.chroma import chroma as chroma_filter
 from specux._filters.constant_q import check_chroma_window, cq_to_chroma
@@ -19,6 +20,7 @@ from specux.ops.tuning import estimate_tuning, magnitude_spectrogram
 __all__ = ["chroma_cqt", "chroma_stft"]
 
 
+@backends_doc("chroma_stft")
 @torch_route("chroma_stft", inputs=("y",))
 def chroma_stft(
     y: Any = None,
@@ -74,8 +76,8 @@ def chroma_stft(
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: yes for a torch CPU signal ``y`` (not for a
-    given spectrogram); torch.compile: yes (one graph node). See docs/specux/torch.md.
+    {backends} Autograd: yes for a torch CPU signal ``y`` (not for a given
+    spectrogram); torch.compile: yes (one graph node). See docs/specux/torch.md.
     """
     src = y if S is None else S
     prepare(src, backend, "stft", "chroma_stft")  # served wherever stft is
@@ -106,6 +108,7 @@ def chroma_stft(
     return _arrays.like(normalize(raw, norm=norm, axis=-2), src)
 
 
+@backends_doc("chroma_cqt")
 @torch_route("chroma_cqt", inputs=("y",))
 def chroma_cqt(
     y: Any = None,
@@ -168,8 +171,8 @@ def chroma_cqt(
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: yes for a torch CPU signal ``y`` (not for a
-    given spectrogram); torch.compile: yes (one graph node). See docs/specux/torch.md.
+    {backends} Autograd: yes for a torch CPU signal ``y`` (not for a given
+    spectrogram); torch.compile: yes (one graph node). See docs/specux/torch.md.
     """
     src = y if C is None else C
     prepare(src, backend, "cqt", "chroma_cqt")  # served wherever cqt is

@@ -8,6 +8,7 @@ import numpy as np
 import scipy.fft
 
 from specux import _arrays, _dispatch, _validate
+from specux._backend_doc import backends_doc
 from specux._torch_hook import torch_route
 from specux._validate import ConvolveParams
 
@@ -66,6 +67,7 @@ def fftconvolve_validate(in1: Any, in2: Any, *, mode: str = "full", axes: Any = 
     return _validate.convolve_params(tuple(in1.shape), tuple(in2.shape), dtype, mode, axes)
 
 
+@backends_doc("fftconvolve")
 @torch_route("fftconvolve")
 def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None, *, backend: str = "auto") -> Any:
     """Convolve two N-dimensional arrays with FFTs (scipy.signal.fftconvolve).
@@ -90,7 +92,7 @@ def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None, *, bac
     array
         numpy's result dtype of the inputs (float32 stays float32), same library as ``in1``.
 
-    Backends: cpu (scipy.fft, next fast length, multi-threaded). Autograd / torch.compile: yes
+    {backends} Autograd / torch.compile: yes
     for torch CPU tensors (see docs/specux/torch.md).
     """
     chosen, a = _dispatch.prepare(in1, backend, "fftconvolve", "fftconvolve")

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from specux import _arrays, _memory, _validate
+from specux._backend_doc import backends_doc
 from specux._dispatch import prepare
 from specux._filters import constant_q as cqf
 from specux._resample import SOXR_QUALITIES, StreamDownsampler, check_res_type, downsample
@@ -562,6 +563,7 @@ def _output_dtype(dtype: Any, x: np.ndarray, public: str) -> str:
     return name
 
 
+@backends_doc("vqt")
 @torch_route("vqt")
 def vqt(
     y: Any,
@@ -644,7 +646,7 @@ def vqt(
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: yes for torch CPU tensors, with every
+    {backends} Autograd: yes for torch CPU tensors, with every
     res_type (the specux custom ops; see docs/specux/torch.md).
     torch.compile: yes (one graph node).
     """
@@ -671,6 +673,7 @@ def vqt(
     )
 
 
+@backends_doc("cqt")
 @torch_route("cqt")
 def cqt(
     y: Any,
@@ -708,7 +711,7 @@ def cqt(
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: yes for torch CPU tensors, with every
+    {backends} Autograd: yes for torch CPU tensors, with every
     res_type (the specux custom ops; see docs/specux/torch.md).
     torch.compile: yes (one graph node).
     """

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from specux import _dispatch, _memory, _validate
+from specux._backend_doc import backends_doc
 from specux._filters.mel import mel as mel_bank
 from specux._filters.mel import mel_torchaudio
 from specux._linalg import apply_along_rows
@@ -173,6 +174,7 @@ def _check_bank(n_bands: int, name: str, n_fft: int, itemsize: int, public: str)
     )
 
 
+@backends_doc("melspectrogram")
 @torch_route("melspectrogram", inputs=("y", "S"))
 def melspectrogram(
     y: Any = None,
@@ -236,7 +238,7 @@ def melspectrogram(
         Real, of the input's precision, same library as the input. Mel filters that cover no FFT bin give an
         :class:`specux.EmptyFilterWarning` (and rows of zeros), as in librosa and torchaudio.
 
-    Backends: cpu (one matrix product over all frames). Autograd / torch.compile: yes for torch CPU tensors
+    {backends} Autograd / torch.compile: yes for torch CPU tensors
     (the specux custom ops; see docs/specux/torch.md).
     """
     if (y is None) == (S is None):

@@ -14,6 +14,7 @@ import scipy.fft
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
 from specux import _arrays, _dispatch, _validate
+from specux._backend_doc import backends_doc
 from specux._threads import for_each
 from specux._torch_hook import torch_route
 from specux._validate import IstftParams, StftParams
@@ -447,6 +448,7 @@ def stft_validate(
     )
 
 
+@backends_doc("stft")
 @torch_route("stft")
 def stft(
     y: Any,
@@ -505,7 +507,7 @@ def stft(
     TypeError
         ``y`` is not float32 / float64.
 
-    Backends: cpu (scipy.fft, multi-threaded). Autograd / torch.compile: yes for torch CPU tensors
+    {backends} Autograd / torch.compile: yes for torch CPU tensors
     (the specux custom ops; see docs/specux/torch.md).
     """
     chosen, x = _dispatch.prepare(y, backend, "stft", "stft")
@@ -564,6 +566,7 @@ def istft_validate(
     )
 
 
+@backends_doc("istft")
 @torch_route("istft")
 def istft(
     stft_matrix: Any,
@@ -607,7 +610,7 @@ def istft(
     array, shape (..., length)
         Real, same library as the input.
 
-    Backends: cpu. Autograd / torch.compile: yes for torch CPU tensors
+    {backends} Autograd / torch.compile: yes for torch CPU tensors
     (the specux custom ops; see docs/specux/torch.md).
     """
     chosen, x = _dispatch.prepare(stft_matrix, backend, "istft", "istft")

@@ -14,12 +14,14 @@ from typing import Any
 import numpy as np
 
 from specux import _arrays, _memory, _validate
+from specux._backend_doc import backends_doc
 from specux._dispatch import prepare
 from specux.ops.stft import stft
 
 __all__ = ["estimate_tuning", "piptrack", "pitch_tuning"]
 
 
+@backends_doc("pitch_tuning")
 def pitch_tuning(frequencies: Any, *, resolution: float = 0.01, bins_per_octave: int = 12) -> float:
     """Tuning deviation of a set of frequencies from A440 equal temperament, in fractions of a bin.
 
@@ -42,7 +44,7 @@ def pitch_tuning(frequencies: Any, *, resolution: float = 0.01, bins_per_octave:
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd / torch.compile: not applicable (returns a
+    {backends} Autograd / torch.compile: not applicable (returns a
     Python float).
     """
     resolution, bins_per_octave = _check_grid(resolution, bins_per_octave, "pitch_tuning")
@@ -139,6 +141,7 @@ def magnitude_spectrogram(
     return (mag if power == 1 else mag**power), n_fft
 
 
+@backends_doc("piptrack")
 def piptrack(
     y: Any = None,
     *,
@@ -190,7 +193,7 @@ def piptrack(
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd: not supported. torch.compile: not supported.
+    {backends} Autograd: not supported. torch.compile: not supported.
     """
     src = y if S is None else S
     prepare(src, backend, "stft", "piptrack")  # served wherever stft is
@@ -231,6 +234,7 @@ def piptrack(
     return _arrays.like(pitches, src), _arrays.like(mags, src)
 
 
+@backends_doc("estimate_tuning")
 def estimate_tuning(
     y: Any = None,
     *,
@@ -273,7 +277,7 @@ def estimate_tuning(
 
     Notes
     -----
-    Backends: cpu (numpy arrays and torch CPU tensors). Autograd / torch.compile: not applicable (returns a
+    {backends} Autograd / torch.compile: not applicable (returns a
     Python float).
     """
     _check_grid(resolution, bins_per_octave, "estimate_tuning")
