@@ -1,0 +1,369 @@
+"""melspectrogram, mfcc and lfcc as generated kernels (the contract of :mod:`specux._backends.generated`), and
+the adjoints of their filter-bank and logarithm stages.
+
+The chain is the CPU backend's (:mod:`specux.ops.mel`, :mod:`specux.ops.cepstral`): the power spectrogram
+(from :func:`specux._runtime.spectral_exec.spectrogram` for a signal, or ``S`` as given), the bank applied
+sparsely (:func:`bank_rows`: each filter's support range and packed weights, uploaded once per bank as
+runtime tables), the dB or natural logarithm fused into the bank's store, the top_db floor from a
+fixed-order max-reduction on the device (librosa's rule: one maximum over the whole array; torchaudio's: one
+per item of the (-1, C, F, T) grouping), and the DCT (``p.dct``, lifter folded in) as the same sparse kernel
+with full rows, the floor applied as it loads. Nothing comes back to the host.
+
+Arrays are seen as (B, rows, T): B the product of the batch dimensions, the filter or bin axis, frames.
+Float16 storage is read as float32 and every result and intermediate is float32; float64 stays float64.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kernelkit.runtime import DeviceRuntime
+from specux._codegen import feature_kernels as fk
+from specux._runtime import device_array as da
+from specux._runtime.device_array import DeviceArray
+from specux._runtime.launch import check_index, groups, launch
+
+#: the dB constants of both conventions here (librosa's power_to_db with ref 1.0, amin 1e-10, and
+#: torchaudio's AmplitudeToDB('power')): 10 log10(max(x, AMIN)) - 10 log10(max(AMIN, REF))
+AMIN = 1e-10
+REF = 1.0
+#: what the natural logarithm adds (lfcc with log_lf=True)
+LOG_EPS = 1e-6
+
+#: elements one block of the reductions' first stage covers, at least
+_CHUNK = 8 * fk.BLOCK
+#: partials per group of the reductions' first stage, at most
+_MAX_CHUNKS = 1024
+
+
+@dataclass(frozen=True)
+class Sparse:
+    """A matrix as the bank kernel reads it: ``off`` (n_out + 1 ints), ``col`` (per row its first column,
+    or per nonzero its column when ``indexed``) and the packed weights ``w`` in the compute precision."""
+
+    off: Any
+    col: Any
+    w: Any
+    n_out: int
+    n_in: int
+    indexed: bool
+
+
+def bank_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(off, first, w)`` of the rows of ``matrix`` (n_out, n_in): each row's support from its first to its
+    last nonzero, the weights of those ranges packed one after another (float64)."""
+    m = np.asarray(matrix, dtype=np.float64)
+    nz = m != 0
+    has = nz.any(axis=1)
+    lo = np.where(has, nz.argmax(axis=1), 0)
+    hi = np.where(has, m.shape[1] - nz[:, ::-1].argmax(axis=1), 0)
+    off = np.zeros(m.shape[0] + 1, np.int64)
+    np.cumsum(hi - lo, out=off[1:])
+    w = np.concatenate([m[r, lo[r] : hi[r]] for r in range(m.shape[0])]) if off[-1] else np.zeros(1)
+    return off.astype(np.int32), lo.astype(np.int32), w
+
+
+def bank_columns(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(off, rows, w)`` of the transpose of ``matrix`` (n_out, n_in): for each column (bin) the rows (bands)
+    whose weight there is nonzero, in increasing order, and those weights (float64)."""
+    m = np.asarray(matrix, dtype=np.float64)
+    cols, rows = np.nonzero(m.T)  # grouped by column, rows increasing
+    off = np.zeros(m.shape[1] + 1, np.int64)
+    np.cumsum(np.bincount(cols, minlength=m.shape[1]), out=off[1:])
+    w = m[rows, cols] if rows.size else np.zeros(1)
+    return off.astype(np.int32), (rows if rows.size else np.zeros(1, np.intp)).astype(np.int32), w
+
+
+_host_tables: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+_host_lock = threading.Lock()
+
+
+def sparse(rt: DeviceRuntime, matrix: np.ndarray, prec: str, transposed: bool = False) -> Sparse:
+    """``matrix`` (or its transpose) as device tables, made on the host once per matrix (keyed by a digest
+    of its values) and kept by the runtime's table cache."""
+    m = np.ascontiguousarray(matrix, dtype=np.float64)
+    digest = hashlib.blake2b(m.tobytes(), digest_size=16).hexdigest()
+    key = ("spx_sparse", digest, m.shape, transposed)
+    with _host_lock:
+        host = _host_tables.get(key)
+        if host is None:
+            host = bank_columns(m) if transposed else bank_rows(m)
+            if len(_host_tables) >= 64:
+                _host_tables.pop(next(iter(_host_tables)))
+            _host_tables[key] = host
+    off, col, w = host
+    wdtype = np.float64 if prec == "f64" else np.float32
+    n_out, n_in = (m.shape[1], m.shape[0]) if transposed else m.shape
+    return Sparse(
+        rt.table((*key, "off"), lambda: off),
+        rt.table((*key, "col"), lambda: col),
+        rt.table((*key, prec), lambda: w.astype(wdtype)),
+        int(n_out),
+        int(n_in),
+        transposed,
+    )
+
+
+def _compute(dtype: str) -> str:
+    """The dtype results and intermediates have for inputs of ``dtype`` (half storage computes in float32)."""
+    return "float64" if da.REAL_OF.get(dtype, dtype) == "float64" else "float32"
+
+
+def _prec(dtype: str) -> str:
+    return da.STORAGE[_compute(dtype)]
+
+
+def _rows_view(x: DeviceArray) -> tuple[int, int, int]:
+    """(B, rows, T) of an array of shape (..., rows, T)."""
+    B = 1
+    for s in x.shape[:-2]:
+        B *= int(s)
+    return B, int(x.shape[-2]), int(x.shape[-1])
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The top_db floor of each group (``lower``, compute precision), the flat index of each group's first
+    peak within the group (``peak_at``, -1 where the peak is not finite), and the grouping."""
+
+    lower: Any
+    peak_at: Any
+    group_len: int
+    n_groups: int
+
+
+def apply(
+    rt: DeviceRuntime,
+    x: DeviceArray,
+    mat: Sparse,
+    post: int = fk.POST_NONE,
+    c0: float = 0.0,
+    c1: float = 0.0,
+    floor: Floor | None = None,
+    public: str = "melspectrogram",
+) -> DeviceArray:
+    """``mat`` applied along axis -2 of ``x`` (..., n_in, T), then ``post``: a new (..., n_out, T) array."""
+    B, K, T = _rows_view(x)
+    if K != mat.n_in:
+        raise ValueError(f"{public}: axis -2 of the input has {K} rows; the matrix has {mat.n_in} columns")
+    dtype = _compute(x.dtype)
+    prec = da.STORAGE[dtype]
+    out = da.empty(rt, (*x.shape[:-2], mat.n_out, T), dtype)
+    total = out.size
+    check_index(public, x.size, total)
+    if total == 0:
+        return out
+    spec = fk.BankSpec(x.storage, prec, prec, mat.indexed, floor is not None, post)
+    group_div = B if floor is None else max(1, floor.group_len // (mat.n_in * T))
+    lower = mat.w if floor is None else floor.lower
+    args = [x.buf, out.buf, mat.off, mat.col, mat.w, lower, total, mat.n_out, K, T, group_div, c0, c1]
+    launch(rt, fk.render, spec, groups(total, fk.BLOCK), args)
+    return out
+
+
+def _chunking(group_len: int) -> tuple[int, int]:
+    """(chunks per group, elements per chunk) of a reduction's first stage."""
+    chunk = max(_CHUNK, -(-group_len // _MAX_CHUNKS))
+    return max(1, -(-group_len // chunk)), chunk
+
+
+def group_len(x: DeviceArray, rule: int) -> int:
+    """Elements per top_db group of bands ``x`` (..., n, T): the whole array (librosa) or the last three
+    dimensions of a 3-D or larger array (torchaudio's (-1, C, F, T) grouping)."""
+    if rule == fk.FLOOR_LIBROSA:
+        return x.size
+    packed = int(x.shape[-3]) if len(x.shape) > 2 else 1
+    return packed * int(x.shape[-2]) * int(x.shape[-1])
+
+
+def top_db_floor(rt: DeviceRuntime, db: DeviceArray, rule: int, top_db: float) -> Floor:
+    """The floor of each group of the dB array ``db`` (compute precision): two fixed-order max-reductions."""
+    glen = group_len(db, rule)
+    n_groups = db.size // glen
+    chunks, chunk = _chunking(glen)
+    prec = db.storage
+    dtype = _compute(db.dtype)
+    item = da.ITEMSIZE[dtype]
+    pval = rt.alloc(n_groups * chunks * item)
+    pidx = rt.alloc(n_groups * chunks * 4)
+    lower = rt.alloc(n_groups * item)
+    peak_at = rt.alloc(n_groups * 4)
+    neg_inf = float("-inf")
+    launch(
+        rt,
+        fk.render,
+        fk.ReduceMaxSpec(prec, prec),
+        n_groups * chunks,
+        [db.buf, pidx, pval, pidx, glen, chunks, chunk, neg_inf, 0.0],
+    )
+    launch(
+        rt,
+        fk.render,
+        fk.ReduceMaxSpec(prec, prec, rule),
+        n_groups,
+        [pval, pidx, lower, peak_at, chunks, 1, chunks, neg_inf, float(top_db)],
+    )
+    return Floor(lower, peak_at, glen, n_groups)
+
+
+def _rule(p: Any) -> int:
+    return fk.FLOOR_TORCHAUDIO if p.log == "torchaudio_db" else fk.FLOOR_LIBROSA
+
+
+def _spectrum(rt: DeviceRuntime, x: DeviceArray, mel: Any) -> DeviceArray:
+    """The (..., F, T) power spectrogram of the chain: ``x`` itself when S was given."""
+    if mel.stft is None:
+        return x
+    try:
+        from specux._runtime.spectral_exec import spectrogram
+    except ImportError as exc:  # pragma: no cover - only while the stft kernels are missing from a build
+        raise ValueError(
+            "the generated backends compute these features from a spectrogram S here; the signal path needs "
+            f"specux._runtime.spectral_exec ({exc})"
+        ) from exc
+
+    return spectrogram(rt, x, mel.stft, mel.power)
+
+
+def _log_post(p: Any) -> tuple[int, float, float]:
+    if p.log in ("power_to_db", "torchaudio_db"):
+        return fk.POST_DB, AMIN, float(10.0 * np.log10(max(AMIN, REF)))
+    if p.log == "log":
+        return fk.POST_LOG, LOG_EPS, 0.0
+    return fk.POST_NONE, 0.0, 0.0
+
+
+def melspectrogram(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> DeviceArray:
+    """``basis @ S`` along axis -2, S the power spectrogram of y (or S given)."""
+    (x,) = inputs
+    with rt.batch():
+        S = _spectrum(rt, x, p)
+        return apply(rt, S, sparse(rt, p.basis, _prec(S.dtype)))
+
+
+def _cepstrum(rt: DeviceRuntime, x: DeviceArray, p: Any, public: str) -> DeviceArray:
+    with rt.batch():
+        mel = p.mel
+        post, c0, c1 = _log_post(p)
+        if mel.stft is None:  # the bands given (mfcc's S, already logarithmic: p.log is "none")
+            logged = x
+            if post != fk.POST_NONE:
+                n = _rows_view(x)[1]
+                logged = apply(rt, x, sparse(rt, _identity(n), _prec(x.dtype)), post, c0, c1, public=public)
+        else:
+            S = _spectrum(rt, x, mel)
+            logged = apply(rt, S, sparse(rt, mel.basis, _prec(S.dtype)), post, c0, c1, public=public)
+        floor = None
+        if post == fk.POST_DB and p.top_db is not None and logged.size:
+            floor = top_db_floor(rt, logged, _rule(p), p.top_db)
+        return apply(rt, logged, sparse(rt, p.dct, _prec(logged.dtype)), floor=floor, public=public)
+
+
+def mfcc(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> DeviceArray:
+    """DCT of the (floored) dB mel bands, or of S when given."""
+    (x,) = inputs
+    return _cepstrum(rt, x, p, "mfcc")
+
+
+def lfcc(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> DeviceArray:
+    """DCT of the (floored) dB, or natural log, of the linear bands."""
+    (x,) = inputs
+    return _cepstrum(rt, x, p, "lfcc")
+
+
+# -- adjoints ---------------------------------------------------------------------------------------------
+
+
+def bank_adjoint(rt: DeviceRuntime, g: DeviceArray, matrix: np.ndarray) -> DeviceArray:
+    """``matrix.T @ g`` along axis -2: the gradient (..., n_in, T) of ``apply(matrix)`` given ``g``
+    (..., n_out, T); each bin gathers the bands that touch it (no atomics, a fixed order)."""
+    with rt.batch():
+        return apply(rt, g, sparse(rt, matrix, _prec(g.dtype), transposed=True))
+
+
+def _identity(n: int) -> np.ndarray:
+    return np.eye(n)
+
+
+def log_adjoint(rt: DeviceRuntime, bands: DeviceArray, g: DeviceArray, p: Any) -> DeviceArray:
+    """Gradient with respect to the filter-bank energies ``bands`` (..., n, T) of the logarithm stage of
+    ``p`` (a CepstralParams: dB with its top_db floor, whose gradient moves to the group's first peak, or
+    ``log(x + 1e-6)``), given the gradient ``g`` of its output. The CPU backend's rule
+    (:func:`specux.torch._adjoint_features.log_backward`)."""
+    post, c0, c1 = _log_post(p)
+    if post == fk.POST_NONE:
+        return g
+    if g.shape != bands.shape:
+        raise ValueError(f"the gradient has shape {g.shape}; the bands have {bands.shape}")
+    dtype = _compute(bands.dtype)
+    prec = da.STORAGE[dtype]
+    if g.dtype != dtype:
+        raise ValueError(f"the gradient must be {dtype} for bands of {bands.dtype}; got {g.dtype}")
+    out = da.empty(rt, bands.shape, dtype)
+    total = out.size
+    check_index("log_adjoint", total)
+    if total == 0:
+        return out
+    with rt.batch():
+        floor = None
+        dummy_int = rt.table(("spx_int_zero",), lambda: np.zeros(1, np.int32))
+        lower = peak_at = moved = g.buf
+        use_floor = post == fk.POST_DB and p.top_db is not None
+        if use_floor:
+            _, n, _ = _rows_view(bands)
+            # the dB values the forward floored: the identity with the dB store (1 * v is exact)
+            db = apply(rt, bands, sparse(rt, _identity(n), prec), post, c0, c1)
+            floor = top_db_floor(rt, db, _rule(p), p.top_db)
+            chunks, chunk = _chunking(floor.group_len)
+            item = da.ITEMSIZE[dtype]
+            partial = rt.alloc(floor.n_groups * chunks * item)
+            moved = rt.alloc(floor.n_groups * item)
+            launch(
+                rt,
+                fk.render,
+                fk.ReduceClampedSpec(bands.storage, prec),
+                floor.n_groups * chunks,
+                [bands.buf, g.buf, floor.lower, partial, floor.group_len, chunks, chunk, c0, c1],
+            )
+            launch(
+                rt,
+                fk.render,
+                fk.ReduceClampedSpec(prec, prec, first=False),
+                floor.n_groups,
+                [partial, g.buf, floor.lower, moved, chunks, 1, chunks, c0, c1],
+            )
+            lower, peak_at = floor.lower, floor.peak_at
+        else:
+            peak_at = dummy_int
+        spec = fk.LogAdjointSpec(bands.storage, prec, post, floor is not None)
+        glen = floor.group_len if floor is not None else total
+        launch(
+            rt,
+            fk.render,
+            spec,
+            groups(total, fk.BLOCK),
+            [bands.buf, g.buf, lower, peak_at, moved, out.buf, total, glen, c0, c1],
+        )
+    return out
+
+
+def features_adjoint(rt: DeviceRuntime, S: DeviceArray, g: DeviceArray, p: Any) -> DeviceArray:
+    """Gradient with respect to the power spectrogram ``S`` (..., F, T) of melspectrogram (``p`` a
+    MelParams) or of mfcc / lfcc (a CepstralParams) computed from ``S``, given the gradient ``g`` of the
+    result: the DCT's transpose, the logarithm's adjoint, the bank's transpose, all on the device.
+    (The stft's part of the chain belongs to :mod:`specux._runtime.spectral_exec`.)"""
+    with rt.batch():
+        if hasattr(p, "basis"):  # MelParams
+            return bank_adjoint(rt, g, p.basis)
+        mel = p.mel
+        if p.log == "none":  # mfcc of a log spectrogram S: the DCT alone
+            return bank_adjoint(rt, g, p.dct)
+        bands = apply(rt, S, sparse(rt, mel.basis, _prec(S.dtype)))
+        g_log = bank_adjoint(rt, g, p.dct)
+        g_bands = log_adjoint(rt, bands, g_log, p)
+        return bank_adjoint(rt, g_bands, mel.basis)
