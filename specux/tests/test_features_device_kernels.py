@@ -219,6 +219,16 @@ def test_features_of_signals_match_cpu(opencl):
         _compare(op, got, want, dtype, f"{dtype} {shape} {kw}")
 
 
+@pytest.mark.skipif(HAS_STFT, reason="the device stft is built: signals are served")
+def test_signals_without_the_device_stft_are_refused_by_name(opencl):
+    y = rng.standard_normal(2048).astype(np.float32)
+    for fn in (specux.melspectrogram, specux.mfcc):
+        with pytest.raises(specux.UnsupportedOperationError, match=r"S=.*spectral_exec"):
+            fn(y, sr=16000, n_fft=512, n_mels=40, backend="opencl")
+    with pytest.raises(specux.UnsupportedOperationError, match="spectral_exec"):
+        specux.lfcc(y, n_filter=40, backend="opencl")
+
+
 # -- adjoints ---------------------------------------------------------------------------------------------
 
 

@@ -207,7 +207,7 @@ def reduce_max(spec: ReduceMaxSpec, d: Dialect) -> KernelSource:
         e.line("const int g = gid / chunks;")
         e.line("const int c = gid - g * chunks;")
         e.line("const int start = c * chunk;")
-        e.line(f"const int stop = {d.math('min', 'int', 'start + chunk', 'group_len')};")
+        e.line("const int stop = start + chunk < group_len ? start + chunk : group_len;")
         e.line(f"{R} best = neg_inf;")
         e.line("int at = 2147483647;")
         # each thread walks its elements in increasing order, so a strict > keeps the first maximum
@@ -269,7 +269,7 @@ def reduce_clamped(spec: ReduceClampedSpec, d: Dialect) -> KernelSource:
         e.line("const int grp = gid / chunks;")
         e.line("const int c = gid - grp * chunks;")
         e.line("const int start = c * chunk;")
-        e.line(f"const int stop = {d.math('min', 'int', 'start + chunk', 'group_len')};")
+        e.line("const int stop = start + chunk < group_len ? start + chunk : group_len;")
         e.line(f"{R} acc = {d.literal(0.0, prec)};")
         if spec.first:
             e.line(f"const {R} f = lower[grp];")

@@ -221,10 +221,12 @@ def _spectrum(rt: DeviceRuntime, x: DeviceArray, mel: Any) -> DeviceArray:
         return x
     try:
         from specux._runtime.spectral_exec import spectrogram
-    except ImportError as exc:  # pragma: no cover - only while the stft kernels are missing from a build
-        raise ValueError(
-            "the generated backends compute these features from a spectrogram S here; the signal path needs "
-            f"specux._runtime.spectral_exec ({exc})"
+    except ImportError as exc:  # only while a build lacks the stft kernels
+        from specux.errors import UnsupportedOperationError
+
+        raise UnsupportedOperationError(
+            "this build's generated backends compute the filter-bank features from a spectrogram (S=) only: "
+            f"the signal path needs the device stft (specux._runtime.spectral_exec: {exc}); use backend='cpu'"
         ) from exc
 
     return spectrogram(rt, x, mel.stft, mel.power)
