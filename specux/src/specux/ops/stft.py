@@ -13,7 +13,7 @@ import numpy as np
 import scipy.fft
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
-from specux import _arrays, _dispatch, _validate
+from specux import _arrays, _cpu_fft, _dispatch, _validate
 from specux._backend_doc import backends_doc
 from specux._threads import for_each
 from specux._torch_hook import torch_route
@@ -136,7 +136,7 @@ def _pocketfft_c2r() -> Callable[..., Any] | None:
     return c2r
 
 
-def _rfft_into(frames: np.ndarray, out: np.ndarray) -> None:
+def _scipy_rfft_into(frames: np.ndarray, out: np.ndarray) -> None:
     """``out[...] = scipy.fft.rfft(frames, axis=-1)`` on one thread, the FFT writing into ``out`` directly
     where scipy's pocketfft allows it (no temporary spectrum, no copy: a fifth of an stft's time)."""
     r2c = _pocketfft_r2c()
@@ -146,14 +146,28 @@ def _rfft_into(frames: np.ndarray, out: np.ndarray) -> None:
         r2c(frames, (frames.ndim - 1,), True, 0, out, 1)
 
 
-def irfft_into(spectra: np.ndarray, n: int, out: np.ndarray) -> None:
-    """``out[...] = scipy.fft.irfft(spectra, n, axis=-1, norm="forward")`` (no scaling) on one thread, into
-    ``out`` directly where scipy's pocketfft allows it; ``out`` has the real dtype of ``spectra``."""
+def _scipy_irfft_into(spectra: np.ndarray, n: int, out: np.ndarray) -> None:
+    """``out[...] = scipy.fft.irfft(spectra, n, axis=-1, norm="forward")`` on one thread, into ``out``
+    directly where scipy's pocketfft allows it."""
     c2r = _pocketfft_c2r()
     if c2r is None:
         out[...] = scipy.fft.irfft(spectra, n=n, axis=-1, norm="forward", workers=1)
     else:
         c2r(spectra, (spectra.ndim - 1,), n, False, 0, out, 1)
+
+
+def _rfft_into(frames: np.ndarray, out: np.ndarray) -> None:
+    """``out[...] = scipy.fft.rfft(frames, axis=-1)`` on the calling thread, writing into ``out``, by the
+    engine :mod:`specux._cpu_fft` chooses (scipy's pocketfft, or torch.fft's when torch is imported and it
+    measures faster here, or as ``SPECUX_CPU_FFT`` says)."""
+    _cpu_fft.rfft_into(frames, out, _scipy_rfft_into)
+
+
+def irfft_into(spectra: np.ndarray, n: int, out: np.ndarray) -> None:
+    """``out[...] = scipy.fft.irfft(spectra, n, axis=-1, norm="forward")`` (no scaling) on the calling
+    thread, into ``out``, by the engine :mod:`specux._cpu_fft` chooses; ``out`` has the real dtype of
+    ``spectra``."""
+    _cpu_fft.irfft_into(spectra, n, out, _scipy_irfft_into)
 
 
 #: bytes of windowed frames transformed at a time by :func:`spectrum_blocks`: the block, its spectrum and the

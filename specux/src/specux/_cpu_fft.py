@@ -1,0 +1,366 @@
+"""The real-FFT engine of the CPU stft blocks: scipy's pocketfft, or torch.fft's (MKL in the x86-64 wheels).
+
+:func:`rfft_into` and :func:`irfft_into` transform one block of frames on the calling thread, writing into a
+given array (:func:`specux.ops.stft.spectrum_blocks` calls them from its pool threads). Which engine does it:
+
+- ``SPECUX_CPU_FFT`` (read at every call): ``auto`` (the default), ``scipy`` or ``torch``; anything else is a
+  ValueError naming the variable and the allowed values. A forced engine that cannot run here raises and says
+  why (no silent fallback).
+- ``scipy``: scipy's pocketfft (always there), the reference: the numbers librosa and scipy give.
+- ``torch``: ``torch.fft.rfft`` / ``irfft`` with ``out=`` on zero-copy tensors of the numpy arrays. "auto"
+  considers it only when torch is already imported in the process (an import costs seconds, and a process
+  that has not imported torch would not want it loaded by an stft); forcing it imports torch.
+- Each engine is checked once against ``scipy.fft`` on a small input; one that computes something else (beyond
+  the stft tolerance) is never chosen by "auto", and raises when forced.
+- "auto" keeps small calls on scipy: fewer than :data:`LARGE` output bins in the whole call (read from the
+  array the block's output is a view of; a block written into a buffer of its own counts as small, as in
+  the melspectrogram and the stft adjoint). There the saving would be microseconds, and the numbers stay
+  those of scipy and librosa. On large calls, when torch is a candidate, the blocks take the engines in
+  turn and each block's wall time per frame is recorded, on the pool threads with the other cores busy, as
+  the stft really runs (a separate timing of one engine on an idle machine favoured MKL by 15 to 20 % on a
+  2-core Zen 3, where in the running stft the two were even). Once every engine has :data:`SAMPLES` blocks
+  for that transform (direction, length, precision), the lowest median is kept for the rest of the process
+  (scipy unless another is faster by more than :data:`MARGIN`); :func:`choice` tells what was decided.
+
+Engines give results within the stft tolerance of each other, not the same bits. Under scipy a frame's
+spectrum does not depend on the blocking (checked by the stft block tests); under torch that is not promised.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import glob
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.fft
+
+from specux._threads import in_pool
+
+ENV = "SPECUX_CPU_FFT"
+#: the values of :data:`ENV`
+CHOICES = ("auto", "scipy", "torch")
+#: output bins of a whole call (all frames of all rows) from which "auto" may use an engine other than scipy
+LARGE = 1 << 20
+#: timed blocks per engine before "auto" decides, for one (direction, length, precision)
+SAMPLES = 24
+#: a non-scipy engine must be this much faster (relative, median time per frame) to be chosen
+MARGIN = 0.03
+
+
+def requested() -> str:
+    """The engine :data:`ENV` asks for (``"auto"`` when unset or empty)."""
+    raw = os.environ.get(ENV, "").strip().lower()
+    if not raw:
+        return "auto"
+    if raw not in CHOICES:
+        raise ValueError(f"{ENV} must be one of {', '.join(CHOICES)}; got {os.environ[ENV]!r}")
+    return raw
+
+
+# --- the engines ------------------------------------------------------------------------------------------
+
+
+_tls = threading.local()
+
+
+@functools.cache
+def _torch_thread_setters() -> tuple[Callable[[int], Any], ...]:
+    """Functions that set the calling thread's own thread count for torch's MKL and OpenMP (MKL's
+    ``MKL_Set_Num_Threads_Local`` and OpenMP's ``omp_set_num_threads``, both of the calling thread only),
+    from the libraries torch has loaded; those not found are left out."""
+    import torch
+
+    lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+    setters = []
+    # RTLD_NOLOAD: only a library the process has already loaded (no second copy of anything)
+    mode = getattr(os, "RTLD_NOLOAD", 0) | getattr(os, "RTLD_LOCAL", 0)
+    for pattern, symbol in (
+        ("libtorch_cpu.*", "MKL_Set_Num_Threads_Local"),
+        ("libgomp*", "omp_set_num_threads"),
+        ("libiomp*", "omp_set_num_threads"),
+    ):
+        for path in sorted(glob.glob(os.path.join(lib, pattern))):
+            try:
+                fn = getattr(ctypes.CDLL(path, mode=mode), symbol)
+            except (OSError, AttributeError):
+                continue
+            fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+            setters.append(fn)
+            break
+    return tuple(setters)
+
+
+def _torch_one_thread() -> None:
+    """On a pool thread, once: torch's FFT there on one thread (each pool thread already has a core; torch's
+    own threads on top of them ran 4 threads on 2 cores, 10 to 25 % slower). The setters act on the calling
+    thread only, and pool threads run nothing but specux's blocks; other threads are left as they are
+    (changing the count around each call cost more than the FFT, and a caller's settings are its own)."""
+    if getattr(_tls, "torch_single", False) or not in_pool():
+        return
+    import torch
+
+    torch.get_num_threads()  # torch's own first-use setup of this thread, which sets the counts it wants
+    for setter in _torch_thread_setters():
+        setter(1)
+    _tls.torch_single = True
+
+
+def _torch_rfft(frames: np.ndarray, out: np.ndarray) -> None:
+    import torch
+
+    _torch_one_thread()
+    if not frames.flags.writeable:  # torch.from_numpy warns on read-only arrays; the FFT does not write them
+        frames = frames.copy()
+    torch.fft.rfft(torch.from_numpy(frames), dim=-1, out=torch.from_numpy(out))
+
+
+def _torch_irfft(spectra: np.ndarray, n: int, out: np.ndarray) -> None:
+    import torch
+
+    _torch_one_thread()
+    if not spectra.flags.writeable:
+        spectra = spectra.copy()
+    torch.fft.irfft(torch.from_numpy(spectra), n=n, dim=-1, norm="forward", out=torch.from_numpy(out))
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One real-FFT library: ``rfft(frames, out)`` writes ``scipy.fft.rfft(frames, axis=-1)`` into ``out``,
+    ``irfft(spectra, n, out)`` writes ``scipy.fft.irfft(spectra, n, axis=-1, norm="forward")``."""
+
+    name: str
+    rfft: Callable[[np.ndarray, np.ndarray], None]
+    irfft: Callable[[np.ndarray, int, np.ndarray], None]
+    describe: Callable[[], str] = field(compare=False)
+
+
+def _describe_scipy() -> str:
+    return f"scipy's pocketfft (scipy {scipy.__version__})"
+
+
+def _unused_scipy(*args: Any) -> None:  # the scipy engine's code is the caller's (see rfft_into)
+    raise AssertionError("the scipy engine runs the function its caller passes")
+
+
+def _describe_torch() -> str:
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return "torch.fft (torch not imported)"
+    lib = "MKL" if torch.backends.mkl.is_available() else "pocketfft"
+    return f"torch.fft ({lib}, torch {torch.__version__})"
+
+
+ENGINES: dict[str, Engine] = {
+    "scipy": Engine("scipy", _unused_scipy, _unused_scipy, _describe_scipy),
+    "torch": Engine("torch", _torch_rfft, _torch_irfft, _describe_torch),
+}
+
+
+def _tolerance(dtype: Any) -> float:
+    return 1e-5 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-12
+
+
+_checked: dict[str, str | None] = {}
+_checked_lock = threading.Lock()
+
+
+def _check(name: str) -> str | None:
+    """Why engine ``name`` cannot be used here (None: it runs and agrees with ``scipy.fft`` on a small input,
+    in both precisions and directions, the inverse on spectra whose first and last bins are not real, which
+    the inverse must ignore as scipy's does); checked once per process."""
+    if name == "scipy":
+        return None
+    with _checked_lock:
+        if name in _checked:
+            return _checked[name]
+    engine = ENGINES[name]
+    reason = None
+    try:
+        rng = np.random.default_rng(1)
+        for real in (np.float32, np.float64):
+            cplx = np.result_type(real, np.complex64)
+            x = rng.standard_normal((5, 24)).astype(real)
+            out = np.empty((5, 13), cplx)
+            engine.rfft(x, out)
+            want = scipy.fft.rfft(x, axis=-1, workers=1)
+            err = float(np.max(np.abs(out - want)) / np.max(np.abs(want)))
+            spectra = (rng.standard_normal((5, 13)) + 1j * rng.standard_normal((5, 13))).astype(cplx)
+            back = np.empty((5, 24), real)
+            engine.irfft(spectra, 24, back)
+            want_back = scipy.fft.irfft(spectra, n=24, axis=-1, norm="forward", workers=1)
+            err = max(err, float(np.max(np.abs(back - want_back)) / np.max(np.abs(want_back))))
+            if not err <= _tolerance(real):
+                reason = f"its FFT differs from scipy.fft's by {err:.3g} (relative) in {np.dtype(real).name}"
+                break
+    except Exception as exc:  # an engine whose library is missing or broken is not a candidate
+        reason = f"{type(exc).__name__}: {exc}"
+    with _checked_lock:
+        _checked[name] = reason
+    return reason
+
+
+def _forced(name: str) -> Engine:
+    if name == "torch":
+        try:
+            import torch  # noqa: F401  (asked for by name: loading it is what the user wants)
+        except ImportError as exc:
+            raise RuntimeError(f"{ENV}=torch, but torch cannot be imported: {exc}") from exc
+    reason = _check(name)
+    if reason is not None:
+        raise RuntimeError(f"{ENV}={name}, but that engine cannot be used here: {reason}")
+    return ENGINES[name]
+
+
+def candidates() -> list[str]:
+    """The engines "auto" may choose between in this process now (scipy first)."""
+    names = ["scipy"]
+    if "torch" in sys.modules and _check("torch") is None:
+        names.append("torch")
+    return names
+
+
+# --- the calibration of "auto" ----------------------------------------------------------------------------
+
+
+class _Calibration:
+    """Per-frame times of the engines on one transform (direction, length, precision) until one is chosen."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.samples: dict[str, list[float]] = {n: [] for n in names}
+        self.turn = 0
+        self.chosen: str | None = None
+        self.lock = threading.Lock()
+
+    def next_engine(self) -> str:
+        with self.lock:
+            if self.chosen is not None:
+                return self.chosen
+            name = self.names[self.turn % len(self.names)]
+            self.turn += 1
+            return name
+
+    def record(self, name: str, seconds_per_frame: float) -> None:
+        with self.lock:
+            if self.chosen is not None:
+                return
+            self.samples[name].append(seconds_per_frame)
+            if all(len(s) >= SAMPLES for s in self.samples.values()):
+                # the first call of an engine on a length plans it: medians, not means
+                medians = {n: float(np.median(s)) for n, s in self.samples.items()}
+                best = min(medians, key=medians.get)
+                if best != "scipy" and medians[best] > (1 - MARGIN) * medians["scipy"]:
+                    best = "scipy"
+                self.chosen = best
+
+
+_calibrations: dict[tuple, _Calibration] = {}
+_calibrations_lock = threading.Lock()
+
+
+def _calibration(key: tuple, names: list[str]) -> _Calibration:
+    with _calibrations_lock:
+        cal = _calibrations.get(key)
+        if cal is None or cal.names != names:  # torch imported since: calibrate again with it
+            cal = _calibrations[key] = _Calibration(names)
+        return cal
+
+
+def choice() -> dict[str, str]:
+    """What "auto" has decided so far in this process: ``{"rfft 512 float32": "torch", ...}``, a transform
+    still being timed shown as "timing"; plus the requested mode under the key ``"requested"``."""
+    out = {"requested": os.environ.get(ENV, "").strip() or "auto"}
+    with _calibrations_lock:
+        for (direction, n, dtype), cal in sorted(_calibrations.items()):
+            out[f"{direction} {n} {dtype}"] = cal.chosen or "timing"
+    return out
+
+
+def describe() -> str:
+    """A line naming the engine(s) the CPU stft uses in this process, for benchmarks and bug reports."""
+    mode = requested()
+    if mode != "auto":
+        return f"{ENGINES[mode].describe()} ({ENV}={mode})"
+    names = candidates()
+    decided = {k: v for k, v in choice().items() if k != "requested"}
+    text = "auto among " + ", ".join(ENGINES[n].describe() for n in names)
+    if decided:
+        text += "; chosen: " + ", ".join(f"{k}: {v}" for k, v in decided.items())
+    return text
+
+
+def _whole_size(a: np.ndarray) -> int:
+    """Elements of the array ``a`` is a view of (the whole call's output when the stft writes in place)."""
+    base = a
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    return base.size
+
+
+def _pick(direction: str, n: int, spectra: np.ndarray, dtype: Any) -> tuple[str, _Calibration | None]:
+    """The engine for one block, and the calibration to report its time to (None: not timed)."""
+    mode = requested()
+    if mode != "auto":
+        _forced(mode)
+        return mode, None
+    if _whole_size(spectra) < LARGE:
+        return "scipy", None
+    names = candidates()
+    if len(names) == 1:
+        return "scipy", None
+    cal = _calibration((direction, n, np.dtype(dtype).name), names)
+    name = cal.next_engine()
+    return name, (None if cal.chosen is not None else cal)
+
+
+def _run(direction: str, n: int, spectra: np.ndarray, real: np.ndarray, go: Callable[[str], None]) -> None:
+    name, cal = _pick(direction, n, spectra, real.dtype)
+    if cal is None:
+        go(name)
+        return
+    t0 = time.perf_counter()
+    go(name)
+    cal.record(name, (time.perf_counter() - t0) / max(1, real.size // n))
+
+
+def rfft_into(
+    frames: np.ndarray, out: np.ndarray, scipy_rfft: Callable[[np.ndarray, np.ndarray], None]
+) -> None:
+    """``out[...] = scipy.fft.rfft(frames, axis=-1)`` on the calling thread, by the engine chosen (see the
+    module docstring); ``out`` has the complex dtype of ``frames``' precision. ``scipy_rfft(frames, out)`` is
+    the scipy engine's code (:func:`specux.ops.stft._rfft_into` passes scipy's pocketfft)."""
+
+    def go(name: str) -> None:
+        if name == "scipy":
+            scipy_rfft(frames, out)
+        else:
+            ENGINES[name].rfft(frames, out)
+
+    _run("rfft", frames.shape[-1], out, frames, go)
+
+
+def irfft_into(
+    spectra: np.ndarray,
+    n: int,
+    out: np.ndarray,
+    scipy_irfft: Callable[[np.ndarray, int, np.ndarray], None],
+) -> None:
+    """``out[...] = scipy.fft.irfft(spectra, n, axis=-1, norm="forward")`` (no scaling) on the calling
+    thread, by the engine chosen; ``out`` has the real dtype of ``spectra``; ``scipy_irfft`` as in
+    :func:`rfft_into`."""
+
+    def go(name: str) -> None:
+        if name == "scipy":
+            scipy_irfft(spectra, n, out)
+        else:
+            ENGINES[name].irfft(spectra, n, out)
+
+    _run("irfft", n, spectra, out, go)
