@@ -49,6 +49,22 @@ struct half {
 };
 enum class mem_flags { mem_none, mem_device, mem_threadgroup };
 inline void threadgroup_barrier(mem_flags) {}
+// the float math of metal_stdlib the feature kernels call (MSL has each of these for float and half)
+inline float sqrt(float x) { return x; }
+inline float pow(float x, float) { return x; }
+inline float log(float x) { return x; }
+inline float log10(float x) { return x; }
+inline float exp(float x) { return x; }
+inline float fabs(float x) { return x; }
+inline float fmax(float x, float) { return x; }
+inline float fmin(float x, float) { return x; }
+inline float floor(float x) { return x; }
+inline float ceil(float x) { return x; }
+inline bool isnan(float) { return false; }
+inline bool isinf(float) { return false; }
+inline bool isfinite(float) { return true; }
+template <typename T> inline T max(T a, T) { return a; }
+template <typename T> inline T min(T a, T) { return a; }
 }
 """
 
