@@ -1,0 +1,298 @@
+"""Kernel templates of stft and istft (and their adjoints) around the FFT family, written once for every
+dialect.
+
+``frame``
+    Windowed frames of a (B, L) signal laid out (B, n_fft, T), frame ``t`` reading padded position
+    ``q = t * hop + n``: the signal at ``q - pad`` inside it, and outside it (``sided``) the sample the
+    centre padding copies there, from a table of the ``2 * pad`` padded positions (``-1``: a zero; numpy.pad's
+    own index map, so every pad_mode, and signals shorter than the pad, follow numpy exactly). Samples outside
+    the window's support ``lo .. hi`` are written as zeros (not multiplied: a NaN there stays out). One block
+    transposes a 32 x 32 tile through shared memory, so both the signal's reads (along ``n``) and the frames'
+    writes (along ``t``) are coalesced. With ``divide`` the values read are divided by a per-position sum
+    where it exceeds ``tiny`` first (istft's adjoint frames its gradient this way).
+``spectrum``
+    A copy of (B, F, T_src) spectra (complex or real storage) into (B, F, T_dst) complex of the compute
+    precision, frames past ``T_src`` zero, bins ``f_lo .. f_hi`` scaled by ``s_in`` and the others by
+    ``s_out``: istft's input cut and cast, and the bin weights of the one-sided FFT's adjoints.
+``modulus``
+    ``|X|``, ``|X| ** 2`` or ``|X| ** power`` of a complex array, into a real one.
+``gather``
+    One thread per output sample ``q`` sums, in a fixed order (frame ``q // hop`` first, then the earlier
+    ones: the CPU's overlap-add order), the frames that cover it, each times the window (inside ``lo ..
+    hi``). ``mode`` says what else: ``GATHER_ISTFT`` reads output sample ``s`` at ``q = s + start`` and
+    divides by the squared-window sum where it exceeds ``tiny``; ``GATHER_WSUM`` sums the squared window
+    alone (no frames); ``GATHER_UNPAD`` is the adjoint of framing a centre-padded signal: signal sample
+    ``i`` takes ``q = i + pad`` plus the padded positions that copy it (a table of offsets into those
+    positions, increasing), so the transpose of every pad_mode is a gather too. No atomics anywhere: every
+    result is deterministic by construction.
+
+Runtime sizes are kernel arguments; a spec fixes storage, compute precision and structure only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernelkit.dialects import COMPUTE_OF, Dialect, Param
+from kernelkit.emitter import Emitter
+from specux._codegen.fft_kernels import KernelSource
+
+#: threads per block of every kernel here
+BLOCK = 256
+#: the frame kernel's tile: TILE x TILE values, each thread moving TILE * TILE / BLOCK of them
+TILE = 32
+_ROWS = BLOCK // TILE
+
+#: ``modulus`` kinds
+MOD_ABS, MOD_POWER2, MOD_POWER = 0, 1, 2
+#: ``gather`` modes
+GATHER_ISTFT, GATHER_WSUM, GATHER_UNPAD = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class FrameSpec:
+    in_storage: str
+    prec: str
+    divide: bool = False
+
+
+@dataclass(frozen=True)
+class SpectrumSpec:
+    in_storage: str
+    prec: str
+    in_complex: bool = True
+
+
+@dataclass(frozen=True)
+class ModulusSpec:
+    prec: str
+    kind: int = MOD_ABS
+
+
+@dataclass(frozen=True)
+class GatherSpec:
+    prec: str
+    mode: int = GATHER_ISTFT
+
+
+def _ptr(name: str, kind: str, const: bool = True) -> Param:
+    return Param(name, kind, pointer=True, const=const)
+
+
+def _header(e: Emitter, *kinds: str) -> None:
+    e.line(e.d.prelude({COMPUTE_OF[k] for k in kinds} | set(kinds)))
+
+
+def _index(d: Dialect) -> str:
+    return f"{d.group_id} * {BLOCK} + {d.local_id}"
+
+
+def frame(spec: FrameSpec, d: Dialect) -> KernelSource:
+    prec = spec.prec
+    R = d.real(prec)
+    zero = d.literal(0.0, prec)
+    e = Emitter(d)
+    _header(e, spec.in_storage, prec)
+    name = "spx_frame" + ("_div" if spec.divide else "")
+    params = (
+        _ptr("y", spec.in_storage),
+        _ptr("den", prec),
+        _ptr("win", prec),
+        _ptr("side", "int"),
+        _ptr("dst", prec, const=False),
+        Param("n_len", "int"),
+        Param("n_fft", "int"),
+        Param("n_t", "int"),
+        Param("hop", "int"),
+        Param("pad", "int"),
+        Param("sided", "int"),
+        Param("lo", "int"),
+        Param("hi", "int"),
+        Param("tiles_n", "int"),
+        Param("tiles_t", "int"),
+        Param("tiny", prec),
+    )
+    with e.block(d.signature(name, list(params))):
+        e.line(d.shared(R, "tile", TILE * (TILE + 1)))
+        e.line(f"const int lid = {d.local_id};")
+        e.line(f"const int gid = {d.group_id};")
+        e.line(f"const int tx = lid % {TILE};")
+        e.line(f"const int ty = lid / {TILE};")
+        e.line("const int per_b = tiles_n * tiles_t;")
+        e.line("const int b = gid / per_b;")
+        e.line("const int rem = gid - b * per_b;")
+        e.line(f"const int n0 = (rem / tiles_t) * {TILE};")
+        e.line(f"const int t0 = (rem % tiles_t) * {TILE};")
+        # load: consecutive threads read consecutive samples of one frame
+        with e.block(f"for (int k = 0; k < {TILE}; k += {_ROWS})"):
+            e.line("const int t = t0 + ty + k;")
+            e.line("const int n = n0 + tx;")
+            e.line(f"{R} v = {zero};")
+            with e.block("if (t < n_t && n >= lo && n < hi)"):
+                e.line("const int q = t * hop + n;")
+                e.line("const int p = q - pad;")
+                e.line("int s = p;")
+                with e.block("if (p < 0 || p >= n_len)"):
+                    e.line("s = -1;")
+                    e.line("if (sided != 0) s = side[p < 0 ? q : pad + p - n_len];")
+                with e.block("if (s >= 0)"):
+                    e.line(f"v = ({R})" + d.load_real(spec.in_storage, "y", "b * n_len + s") + ";")
+                    if spec.divide:
+                        e.line(f"const {R} w = den[s];")
+                        e.line("if (w > tiny) v = v / w;")
+                    e.line("v = v * win[n];")
+            e.line(f"tile[(ty + k) * {TILE + 1} + tx] = v;")
+        e.line(d.barrier)
+        # store: consecutive threads write consecutive frames of one sample position
+        with e.block(f"for (int k = 0; k < {TILE}; k += {_ROWS})"):
+            e.line("const int n = n0 + ty + k;")
+            e.line("const int t = t0 + tx;")
+            with e.block("if (n < n_fft && t < n_t)"):
+                e.line(f"dst[(b * n_fft + n) * n_t + t] = tile[tx * {TILE + 1} + ty + k];")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
+def spectrum(spec: SpectrumSpec, d: Dialect) -> KernelSource:
+    prec = spec.prec
+    R = d.real(prec)
+    zero = d.literal(0.0, prec)
+    e = Emitter(d)
+    _header(e, spec.in_storage, prec)
+    name = "spx_spectrum_" + ("c" if spec.in_complex else "r")
+    params = (
+        _ptr("src", spec.in_storage),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+        Param("n_f", "int"),
+        Param("t_src", "int"),
+        Param("t_dst", "int"),
+        Param("f_lo", "int"),
+        Param("f_hi", "int"),
+        Param("s_in", prec),
+        Param("s_out", prec),
+    )
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line("const int t = i % t_dst;")
+            e.line("const int row = i / t_dst;")
+            e.line("const int f = row % n_f;")
+            e.line(f"{R} re = {zero};")
+            e.line(f"{R} im = {zero};")
+            with e.block("if (t < t_src)"):
+                e.line("const int j = row * t_src + t;")
+                if spec.in_complex:
+                    e.line(f"re = ({R})" + d.load_real(spec.in_storage, "src", "2 * j") + ";")
+                    e.line(f"im = ({R})" + d.load_real(spec.in_storage, "src", "2 * j + 1") + ";")
+                else:
+                    e.line(f"re = ({R})" + d.load_real(spec.in_storage, "src", "j") + ";")
+            e.line(f"const {R} s = (f >= f_lo && f < f_hi) ? s_in : s_out;")
+            e.line("dst[2 * i] = re * s;")
+            e.line("dst[2 * i + 1] = im * s;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
+def modulus(spec: ModulusSpec, d: Dialect) -> KernelSource:
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_modulus" + str(spec.kind)
+    params = (
+        _ptr("src", prec),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+        Param("power", prec),
+    )
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line(f"const {R} re = src[2 * i];")
+            e.line(f"const {R} im = src[2 * i + 1];")
+            e.line(f"const {R} s = re * re + im * im;")
+            if spec.kind == MOD_POWER2:
+                e.line("dst[i] = s;")
+            elif spec.kind == MOD_ABS:
+                e.line(f"dst[i] = {d.math('sqrt', prec, 's')};")
+            else:
+                e.line(f"dst[i] = {d.math('pow', prec, d.math('sqrt', prec, 's'), 'power')};")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
+def _covering_sum(e: Emitter, acc: str, q: str, term: str) -> None:
+    """``acc += term`` over the frames ``t`` covering padded position ``q`` (``n = q - t * hop``), frame
+    ``q // hop`` first: the order of the CPU's overlap-add (chunk ``j`` of frame ``q // hop - j``)."""
+    head = f"for (int j = 0, r = ({q}) / hop, n = ({q}) - r * hop; n < n_fft && j <= r; ++j, n += hop)"
+    with e.block(head):
+        e.line("const int t = r - j;")
+        with e.block("if (t < n_t && n >= lo && n < hi)"):
+            e.line(f"{acc} += {term};")
+
+
+def gather(spec: GatherSpec, d: Dialect) -> KernelSource:
+    prec, mode = spec.prec, spec.mode
+    R = d.real(prec)
+    zero = d.literal(0.0, prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_gather_" + ("istft", "wsum", "unpad")[mode]
+    params = (
+        _ptr("frames", prec),
+        _ptr("win", prec),
+        _ptr("den", prec),
+        _ptr("off", "int"),
+        _ptr("pos", "int"),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+        Param("n_out", "int"),
+        Param("n_fft", "int"),
+        Param("n_t", "int"),
+        Param("hop", "int"),
+        Param("start", "int"),
+        Param("lo", "int"),
+        Param("hi", "int"),
+        Param("tiny", prec),
+    )
+    term = "win[n]" if mode == GATHER_WSUM else "frames[(b * n_fft + n) * n_t + t] * win[n]"
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line("const int b = i / n_out;")
+            e.line("const int s = i - b * n_out;")
+            e.line(f"{R} acc = {zero};")
+            _covering_sum(e, "acc", "s + start", term)
+            if mode == GATHER_ISTFT:
+                e.line(f"const {R} w = den[s];")
+                e.line("if (w > tiny) acc = acc / w;")
+            elif mode == GATHER_UNPAD:
+                # the padded positions that copy sample s (np.pad's index map, inverted on the host)
+                with e.block("for (int k = off[s]; k < off[s + 1]; ++k)"):
+                    e.line("const int qs = pos[k];")
+                    _covering_sum(e, "acc", "qs", term)
+            e.line("dst[i] = acc;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
+def render(spec: object, d: Dialect) -> KernelSource:
+    """Source of the kernel described by any of the spec classes above."""
+    if isinstance(spec, FrameSpec):
+        return frame(spec, d)
+    if isinstance(spec, SpectrumSpec):
+        return spectrum(spec, d)
+    if isinstance(spec, ModulusSpec):
+        return modulus(spec, d)
+    if isinstance(spec, GatherSpec):
+        return gather(spec, d)
+    raise TypeError(f"no kernel template for {type(spec).__name__}")
+
+
+def cover(storages: tuple[str, ...]) -> list[object]:
+    """Every structural variety of these kernels for inputs of ``storages`` ("f16", "f32", "f64")."""
+    specs: list[object] = []
+    for storage in storages:
+        prec = COMPUTE_OF[storage]
+        specs += [FrameSpec(storage, prec), FrameSpec(prec, prec, divide=True)]
+        specs += [SpectrumSpec(storage, prec), SpectrumSpec(storage, prec, in_complex=False)]
+        specs += [ModulusSpec(prec, kind) for kind in (MOD_ABS, MOD_POWER2, MOD_POWER)]
+        specs += [GatherSpec(prec, mode) for mode in (GATHER_ISTFT, GATHER_WSUM, GATHER_UNPAD)]
+    return list(dict.fromkeys(specs))

@@ -1,0 +1,470 @@
+"""stft and istft (and their adjoints) as generated kernels on any device runtime: the operations of the
+generated backends (:mod:`specux._backends.generated`) and what the filter-bank features build on
+(:func:`spectrogram`).
+
+stft: the frame kernel writes the windowed frames (B, n_fft, T) of the centre-padded signal, the FFT family's
+r2c along axis 1 turns them into the spectrum (B, F, T) in place of the public layout, and the output mode
+is that array (``complex``), its (B, F, T, 2) real view (``real_imag``) or one elementwise pass
+(``magnitude`` / ``power``). istft: the spectrum cut to the frames used and cast to the compute precision,
+c2r along axis 1 (scale ``1 / n_fft``) to frames (B, n_fft, T), then the overlap-add by gather, divided by
+the squared-window sum (a gather too, over the window alone) where it exceeds ``tiny``; ``nola="raise"``
+downloads that one row after the batch and raises the CPU backend's NolaError. Every sum is a gather in a
+fixed order: results are deterministic.
+
+The semantics are the CPU backend's (:func:`specux.ops.stft._stft_numpy`,
+:func:`specux.ops.stft._istft_numpy`); the adjoints are those of :mod:`specux.torch._adjoint_stft` (the same
+maths on numpy). Float16 storage is read as float32 and every result and intermediate is float32; float64
+stays float64.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+
+from kernelkit.runtime import DeviceRuntime
+from specux._codegen import spectral_kernels as sk
+from specux._runtime import device_array as da
+from specux._runtime import fft_exec
+from specux._runtime.device_array import DeviceArray
+from specux._runtime.launch import check_index, groups, launch
+from specux._validate import IstftParams, StftParams
+
+__all__ = ["istft", "istft_adjoint", "spectrogram", "stft", "stft_adjoint"]
+
+
+def _compute(dtype: str) -> str:
+    """The real dtype results and intermediates have for ``dtype`` (half storage computes in float32)."""
+    return "float64" if da.REAL_OF.get(dtype, dtype) == "float64" else "float32"
+
+
+def _batch(shape: tuple[int, ...], core: int) -> tuple[tuple[int, ...], int]:
+    """The leading batch dimensions of ``shape`` (all but the last ``core``) and their product."""
+    batch = tuple(int(s) for s in shape[: len(shape) - core])
+    count = 1
+    for s in batch:
+        count *= s
+    return batch, count
+
+
+def _digest(a: np.ndarray) -> str:
+    return hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).hexdigest()
+
+
+def _window(rt: DeviceRuntime, window: np.ndarray, dtype: str, squared: bool = False) -> Any:
+    """The float64 window (or its square, squared in float64) as a device table of ``dtype``, as the CPU
+    casts it (``window.astype(dtype)``, ``(window ** 2).astype(dtype)``)."""
+    w = np.asarray(window, dtype=np.float64)
+    key = ("spx_window", _digest(w), w.size, dtype, squared)
+    return rt.table(key, lambda: (w**2 if squared else w).astype(dtype))
+
+
+def _zeros(rt: DeviceRuntime, dtype: str) -> Any:
+    """A one-element table standing for an argument a kernel variant does not read."""
+    return rt.table(("spx_zero", dtype), lambda: np.zeros(1, dtype))
+
+
+def _pad_index(length: int, pad: int, mode: str) -> np.ndarray:
+    """The signal sample each of the ``2 * pad`` padded positions copies (``-1``: a zero), by numpy.pad
+    itself: its index map of ``arange(length)`` (so repeated folds of short signals are numpy's)."""
+    if mode == "constant":
+        return np.full(2 * pad, -1, np.int32)
+    index = np.pad(np.arange(length), (pad, pad), mode=mode)
+    return np.concatenate([index[:pad], index[pad + length :]]).astype(np.int32)
+
+
+def _side_table(rt: DeviceRuntime, length: int, pad: int, mode: str) -> Any:
+    if pad == 0:
+        return _zeros(rt, "int32")
+    return rt.table(("spx_pad_side", length, pad, mode), lambda: _pad_index(length, pad, mode))
+
+
+def _unpad_tables(rt: DeviceRuntime, length: int, pad: int, mode: str) -> tuple[Any, Any]:
+    """For each signal sample, the padded positions (``0 .. length + 2 * pad``) outside the signal that copy
+    it, increasing: ``off`` (length + 1 ints) into ``pos``. The transpose of the centre padding."""
+
+    def make() -> tuple[np.ndarray, np.ndarray]:
+        index = _pad_index(length, pad, mode)
+        positions = np.r_[0:pad, pad + length : length + 2 * pad]
+        keep = index >= 0
+        src, at = index[keep], positions[keep]
+        order = np.argsort(src, kind="stable")  # grouped by sample, positions increasing within a group
+        off = np.zeros(length + 1, np.int64)
+        np.cumsum(np.bincount(src, minlength=length), out=off[1:])
+        pos = at[order] if at.size else np.zeros(1, np.int64)
+        return off.astype(np.int32), pos.astype(np.int32)
+
+    key = ("spx_unpad", length, pad, mode)
+    cached: dict[str, np.ndarray] = {}
+
+    def part(name: str) -> np.ndarray:
+        if not cached:
+            cached["off"], cached["pos"] = make()
+        return cached[name]
+
+    return rt.table((*key, "off"), lambda: part("off")), rt.table((*key, "pos"), lambda: part("pos"))
+
+
+def _support(window_length: int, n_fft: int) -> tuple[int, int]:
+    """The samples ``lo .. hi`` of an ``n_fft`` frame that a centred window of ``window_length`` covers."""
+    lo = (n_fft - window_length) // 2
+    return lo, lo + window_length
+
+
+def _frame(
+    rt: DeviceRuntime,
+    x: DeviceArray,
+    B: int,
+    length: int,
+    n_fft: int,
+    n_t: int,
+    hop: int,
+    pad: int,
+    side: Any,
+    sided: bool,
+    window: Any,
+    lo: int,
+    hi: int,
+    dtype: str,
+    den: Any = None,
+    tiny: float = 0.0,
+    public: str = "stft",
+) -> DeviceArray:
+    """Frames (B, n_fft, n_t) of ``x`` (B, length) at padded positions ``t * hop + n`` (see the kernel)."""
+    out = da.empty(rt, (B, n_fft, n_t), dtype)
+    check_index(public, x.size, out.size)
+    if out.size == 0:
+        return out
+    tiles_n, tiles_t = -(-n_fft // sk.TILE), -(-n_t // sk.TILE)
+    check_index(public, B * tiles_n * tiles_t)
+    prec = da.STORAGE[dtype]
+    spec = sk.FrameSpec(x.storage, prec, den is not None)
+    args = [
+        x.buf,
+        _zeros(rt, dtype) if den is None else den,
+        window,
+        side,
+        out.buf,
+        length,
+        n_fft,
+        n_t,
+        hop,
+        pad,
+        int(sided),
+        lo,
+        hi,
+        tiles_n,
+        tiles_t,
+        tiny,
+    ]
+    launch(rt, sk.render, spec, B * tiles_n * tiles_t, args)
+    return out
+
+
+def _spectrum(rt: DeviceRuntime, y: DeviceArray, p: StftParams) -> tuple[tuple[int, ...], DeviceArray]:
+    """The batch shape of ``y`` (..., L) and its complex spectrum (B, F, T) of the compute precision."""
+    if int(y.shape[-1]) != p.length:
+        raise ValueError(f"stft: y has {y.shape[-1]} samples; the parameters were resolved for {p.length}")
+    batch, B = _batch(y.shape, 1)
+    dtype = _compute(p.dtype)
+    pad = p.n_fft // 2 if p.center else 0
+    lo, hi = _support(p.win_length, p.n_fft)
+    frames = _frame(
+        rt,
+        y.reshape(B, p.length),
+        B,
+        p.length,
+        p.n_fft,
+        p.n_frames,
+        p.hop_length,
+        pad,
+        _side_table(rt, p.length, pad, p.pad_mode),
+        pad > 0,
+        _window(rt, p.window, dtype),
+        lo,
+        hi,
+        dtype,
+    )
+    return batch, fft_exec.run_device(rt, "r2c", frames, 1, p.n_fft, False, 1.0, da.COMPLEX_OF[dtype])
+
+
+def _modulus(rt: DeviceRuntime, X: DeviceArray, kind: int, power: float = 1.0) -> DeviceArray:
+    dtype = da.REAL_OF[X.dtype]
+    out = da.empty(rt, X.shape, dtype)
+    check_index("stft", 2 * X.size)
+    if out.size:
+        launch(
+            rt,
+            sk.render,
+            sk.ModulusSpec(da.STORAGE[dtype], kind),
+            groups(out.size, sk.BLOCK),
+            [X.buf, out.buf, out.size, float(power)],
+        )
+    return out
+
+
+def stft(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: StftParams) -> DeviceArray:
+    """stft of ``y`` (..., L) in ``p.output`` mode: (..., F, T) complex or real, or (..., F, T, 2) real."""
+    (y,) = inputs
+    F = p.n_fft // 2 + 1
+    with rt.batch():
+        batch, X = _spectrum(rt, y, p)
+        if p.output == "complex":
+            out = X
+        elif p.output == "real_imag":
+            return DeviceArray(X.buf, (*batch, F, p.n_frames, 2), da.REAL_OF[X.dtype])
+        else:
+            out = _modulus(rt, X, sk.MOD_ABS if p.output == "magnitude" else sk.MOD_POWER2)
+    return out.reshape(*batch, F, p.n_frames)
+
+
+def spectrogram(rt: DeviceRuntime, y: DeviceArray, p: StftParams, power: float) -> DeviceArray:
+    """``|stft(y)| ** power`` (``p.output`` is not looked at): real, compute precision, (..., F, T)."""
+    with rt.batch():
+        batch, X = _spectrum(rt, y, p)
+        power = float(power)
+        kind = sk.MOD_POWER2 if power == 2.0 else sk.MOD_ABS if power == 1.0 else sk.MOD_POWER
+        out = _modulus(rt, X, kind, power)
+    return out.reshape(*batch, p.n_fft // 2 + 1, p.n_frames)
+
+
+def _spectrum_copy(
+    rt: DeviceRuntime,
+    src: DeviceArray,
+    B: int,
+    F: int,
+    t_src: int,
+    t_dst: int,
+    dtype: str,
+    bins: tuple[int, int] = (0, 0),
+    s_in: float = 1.0,
+    s_out: float = 1.0,
+    public: str = "istft",
+) -> DeviceArray:
+    """(B, F, t_src) spectra of any storage, complex or real, into (B, F, t_dst) complex of ``dtype``'s
+    precision (frames past ``t_src`` zero; of wider ``src`` only the first ``t_dst`` frames read), bins
+    ``bins[0] .. bins[1]`` times ``s_in`` and the rest times ``s_out``."""
+    out = da.empty(rt, (B, F, t_dst), da.COMPLEX_OF[dtype])
+    check_index(public, 2 * src.size, 2 * out.size)
+    if out.size:
+        spec = sk.SpectrumSpec(src.storage, da.STORAGE[dtype], src.is_complex)
+        args = [src.buf, out.buf, out.size, F, t_src, t_dst, bins[0], bins[1], float(s_in), float(s_out)]
+        launch(rt, sk.render, spec, groups(out.size, sk.BLOCK), args)
+    return out
+
+
+def _gather(
+    rt: DeviceRuntime,
+    mode: int,
+    frames: Any,
+    window: Any,
+    B: int,
+    n_out: int,
+    n_fft: int,
+    n_t: int,
+    hop: int,
+    start: int,
+    lo: int,
+    hi: int,
+    dtype: str,
+    den: Any = None,
+    off: Any = None,
+    pos: Any = None,
+    tiny: float = 0.0,
+    public: str = "istft",
+) -> DeviceArray:
+    out = da.empty(rt, (B, n_out), dtype)
+    check_index(public, out.size, B * n_fft * n_t)
+    if out.size:
+        zero, zero_int = _zeros(rt, dtype), _zeros(rt, "int32")
+        args = [
+            zero if frames is None else frames,
+            window,
+            zero if den is None else den,
+            zero_int if off is None else off,
+            zero_int if pos is None else pos,
+            out.buf,
+            out.size,
+            n_out,
+            n_fft,
+            n_t,
+            hop,
+            start,
+            lo,
+            hi,
+            tiny,
+        ]
+        launch(rt, sk.render, sk.GatherSpec(da.STORAGE[dtype], mode), groups(out.size, sk.BLOCK), args)
+    return out
+
+
+def _window_sum(rt: DeviceRuntime, p: IstftParams, dtype: str, start: int) -> DeviceArray:
+    """The squared window overlap-added over ``p.n_frames`` frames at output samples ``0 .. out_length``
+    (uncut position ``start + s``; zero past the last frame): (1, out_length), summed as the CPU sums it."""
+    return _gather(
+        rt,
+        sk.GATHER_WSUM,
+        None,
+        _window(rt, p.window, dtype, squared=True),
+        1,
+        p.out_length,
+        p.n_fft,
+        p.n_frames,
+        p.hop_length,
+        start,
+        0,
+        p.n_fft,
+        dtype,
+    )
+
+
+def _nola_raise(rt: DeviceRuntime, wsum: DeviceArray, p: IstftParams) -> None:
+    """The CPU backend's NOLA check on the downloaded squared-window sum (one row, whatever the batch)."""
+    from specux.ops.stft import _nola_check
+
+    _nola_check(da.download(rt, wsum).reshape(-1), p)
+
+
+def istft(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: IstftParams) -> DeviceArray:
+    """istft of ``D`` (..., F, T) (complex, or real taken as zero phase): (..., out_length) real."""
+    (D,) = inputs
+    batch, B = _batch(D.shape, 2)
+    F, t_in = int(D.shape[-2]), int(D.shape[-1])
+    if F != p.n_fft // 2 + 1 or t_in < p.n_frames:
+        raise ValueError(f"istft: stft_matrix of shape {D.shape} does not fit the resolved parameters")
+    dtype = _compute(p.dtype)
+    start = p.n_fft // 2 if p.center else 0
+    tiny = float(np.finfo(dtype).tiny)
+    with rt.batch():
+        wsum = _window_sum(rt, p, dtype, start)
+        if D.dtype == da.COMPLEX_OF[dtype] and t_in == p.n_frames:
+            spec_ = D.reshape(B, F, t_in)
+        else:
+            spec_ = _spectrum_copy(rt, D.reshape(B, F, t_in), B, F, t_in, p.n_frames, dtype)
+        frames = fft_exec.run_device(rt, "c2r", spec_, 1, p.n_fft, True, 1.0 / p.n_fft, dtype)
+        out = _gather(
+            rt,
+            sk.GATHER_ISTFT,
+            frames.buf,
+            _window(rt, p.window, dtype),
+            B,
+            p.out_length,
+            p.n_fft,
+            p.n_frames,
+            p.hop_length,
+            start,
+            0,
+            p.n_fft,
+            dtype,
+            den=wsum.buf,
+            tiny=tiny,
+        )
+    if p.nola == "raise":
+        _nola_raise(rt, wsum, p)
+    return out.reshape(*batch, p.out_length)
+
+
+# -- adjoints ---------------------------------------------------------------------------------------------
+
+
+def _paired_bins(n_fft: int) -> tuple[int, int]:
+    """The bins of a one-sided spectrum that stand for a conjugate pair: 1 .. n_fft / 2 (even) or F."""
+    F = n_fft // 2 + 1
+    return 1, (n_fft // 2 if n_fft % 2 == 0 else F)
+
+
+def stft_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: StftParams) -> DeviceArray:
+    """The gradient (..., L) real with respect to the signal of the complex stft, given the gradient
+    ``grad`` (..., F, T) complex of its output (or its (..., F, T, 2) real pairs): the one-sided FFT's
+    adjoint (paired bins halved, an unnormalised c2r), times the window, the overlap-add by gather, and the
+    centre padding's transpose (each padded position's gradient gathered back onto the sample it copies)."""
+    F, T = p.n_fft // 2 + 1, p.n_frames
+    g = grad
+    if not g.is_complex:  # real_imag pairs
+        if tuple(g.shape[-3:]) != (F, T, 2):
+            raise ValueError(f"stft_adjoint: a real gradient must end in ({F}, {T}, 2); got {g.shape}")
+        g = DeviceArray(g.buf, tuple(g.shape[:-1]), da.COMPLEX_OF[g.dtype])
+    if tuple(g.shape[-2:]) != (F, T):
+        raise ValueError(f"stft_adjoint: the gradient must end in ({F}, {T}); got {grad.shape}")
+    batch, B = _batch(g.shape, 2)
+    dtype = _compute(p.dtype)
+    pad = p.n_fft // 2 if p.center else 0
+    lo, hi = _support(p.win_length, p.n_fft)
+    with rt.batch():
+        h = _spectrum_copy(rt, g.reshape(B, F, T), B, F, T, T, dtype, _paired_bins(p.n_fft), 0.5, 1.0, "stft")
+        frames = fft_exec.run_device(rt, "c2r", h, 1, p.n_fft, True, 1.0, dtype)
+        off = pos = None
+        if pad and p.pad_mode != "constant":
+            off, pos = _unpad_tables(rt, p.length, pad, p.pad_mode)
+        out = _gather(
+            rt,
+            sk.GATHER_UNPAD,
+            frames.buf,
+            _window(rt, p.window, dtype),
+            B,
+            p.length,
+            p.n_fft,
+            T,
+            p.hop_length,
+            pad,
+            lo,
+            hi,
+            dtype,
+            off=off if off is not None else _unpad_none(rt, p.length),
+            pos=pos,
+            public="stft",
+        )
+    return out.reshape(*batch, p.length)
+
+
+def _unpad_none(rt: DeviceRuntime, length: int) -> Any:
+    """Offsets saying that no padded position copies any sample (constant padding, or none)."""
+    return rt.table(("spx_unpad_none", length), lambda: np.zeros(length + 1, np.int32))
+
+
+def istft_adjoint(
+    rt: DeviceRuntime, grad: DeviceArray, p: IstftParams, frames_in: int | None = None
+) -> DeviceArray:
+    """The gradient (..., F, frames_in) complex with respect to istft's spectrum, given the gradient
+    ``grad`` (..., out_length) real of its output (``frames_in``: the input's frames, default
+    ``p.n_frames``; frames the forward did not use get zero): divided by the squared-window sum where the
+    forward divided, framed (a gather) times the window, then the c2r's adjoint (an r2c, paired bins doubled,
+    all over ``n_fft``)."""
+    if int(grad.shape[-1]) != p.out_length:
+        raise ValueError(f"istft_adjoint: the gradient must end in {p.out_length} samples; got {grad.shape}")
+    frames_in = p.n_frames if frames_in is None else int(frames_in)
+    if frames_in < p.n_frames:
+        raise ValueError(f"istft_adjoint: frames_in={frames_in} is below the {p.n_frames} frames used")
+    batch, B = _batch(grad.shape, 1)
+    dtype = _compute(p.dtype)
+    F = p.n_fft // 2 + 1
+    start = p.n_fft // 2 if p.center else 0
+    tiny = float(np.finfo(dtype).tiny)
+    with rt.batch():
+        wsum = _window_sum(rt, p, dtype, start)
+        frames = _frame(
+            rt,
+            grad.reshape(B, p.out_length),
+            B,
+            p.out_length,
+            p.n_fft,
+            p.n_frames,
+            p.hop_length,
+            start,
+            _zeros(rt, "int32"),
+            False,
+            _window(rt, p.window, dtype),
+            0,
+            p.n_fft,
+            dtype,
+            den=wsum.buf,
+            tiny=tiny,
+            public="istft",
+        )
+        G = fft_exec.run_device(rt, "r2c", frames, 1, p.n_fft, False, 1.0, da.COMPLEX_OF[dtype])
+        n = float(p.n_fft)
+        bins = _paired_bins(p.n_fft)
+        out = _spectrum_copy(rt, G, B, F, p.n_frames, frames_in, dtype, bins, 2.0 / n, 1.0 / n)
+    return out.reshape(*batch, F, frames_in)
