@@ -11,6 +11,11 @@ with full rows, the floor applied as it loads. Nothing comes back to the host.
 
 Arrays are seen as (B, rows, T): B the product of the batch dimensions, the filter or bin axis, frames.
 Float16 storage is read as float32 and every result and intermediate is float32; float64 stays float64.
+
+One difference from the CPU's dense matrix product, by design of the sparse one: a NaN or infinity in a bin
+of ``S`` reaches only the bands whose support holds that bin (the dense product spreads it to every band as
+``0 * nan``), and a filter that covers no bin gives 0 for a NaN frame where the dense product gives NaN. A
+NaN in the signal makes the whole frame's spectrum NaN, so signal inputs agree either way.
 """
 
 from __future__ import annotations
