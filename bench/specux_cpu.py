@@ -315,22 +315,27 @@ def fft_libraries() -> dict[str, str]:
     import librosa.core.fft
     import torch
 
-    from specux.ops import stft as specux_stft
-
     lib = librosa.core.fft.get_fftlib().__name__
     pocketfft = {"scipy.fft": f"scipy's pocketfft (scipy {scipy.__version__}, one thread)",
                  "numpy.fft": f"numpy's pocketfft (numpy {np.__version__})"}
     mkl = torch.backends.mkl.is_available()
     torch_fft = "MKL" if mkl else "pocketfft (torch built without MKL)"
-    probe = getattr(specux_stft, "_pocketfft_r2c", None)  # absent in versions before issue 19
-    direct = probe is not None and probe() is not None
     return {
-        "specux": f"scipy's pocketfft (scipy {scipy.__version__}), one thread per block, "
-                  + ("r2c writing into the output" if direct else "scipy.fft.rfft"),
+        "specux": specux_fft(),
         "librosa": pocketfft.get(lib, lib),
         "torch": f"{torch_fft} (torch.backends.mkl.is_available() = {mkl}), torch's threads",
         "torchaudio": f"torch.stft: {torch_fft}",
     }
+
+
+def specux_fft() -> str:
+    """The real-FFT engine(s) specux's CPU stft used in this process (after the runs: "auto" decides on the
+    first large calls, see specux/_cpu_fft.py)."""
+    try:
+        from specux import _cpu_fft
+    except ImportError:  # versions before the engine choice: scipy's pocketfft always
+        return f"scipy's pocketfft (scipy {scipy.__version__}), one thread per block"
+    return _cpu_fft.describe() + ", one thread per block"
 
 
 def thread_settings() -> dict[str, Any]:
@@ -376,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += [run_case(d, op, args.repeat, args.warmup, args.rounds, args.turns)
                  for op in ops if op in d.ops]
     meta["machine"]["loadavg_end"] = list(os.getloadavg())
+    meta["fft"]["specux"] = specux_fft()  # what "auto" chose during the runs
     meta["threads"]["native pools"] = threadpools()
     goal = targets(rows)
     for r in rows:
