@@ -100,7 +100,7 @@ def _torch_thread_setters() -> tuple[Callable[[int], Any], ...]:
 
 def _torch_one_thread() -> None:
     """On a pool thread, once: torch's FFT there on one thread (each pool thread already has a core; torch's
-    own threads on top of them ran 4 threads on 2 cores, 10 to 25 % slower). The setters act on the calling
+    own threads on top of them ran 4 threads on 2 cores, 13 to 29 % slower). The setters act on the calling
     thread only, and pool threads run nothing but specux's blocks; other threads are left as they are
     (changing the count around each call cost more than the FFT, and a caller's settings are its own)."""
     if getattr(_tls, "torch_single", False) or not in_pool():
