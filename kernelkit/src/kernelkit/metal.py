@@ -37,6 +37,18 @@ if sys.platform == "darwin":
     else:
         _IMPORT_ERROR = None
 
+def compile_options() -> Any:
+    """Compile options with IEEE semantics: Metal enables fast math by default, under which the compiler may
+    assume no NaN or infinity and fold away ``v != v`` and finiteness tests (the NaN rules of specux's dB and
+    reduction kernels). ``mathMode`` safe (macOS 15) where it exists, else ``fastMathEnabled = False``."""
+    options = Metal.MTLCompileOptions.new()
+    if hasattr(options, "setMathMode_"):
+        options.setMathMode_(getattr(Metal, "MTLMathModeSafe", 0))
+    else:
+        options.setFastMathEnabled_(False)
+    return options
+
+
 #: scalars by parameter kind (Metal has no 64-bit floating point)
 _FORMATS = {"int": "<i", "i64": "<q", "u32": "<I", "u64": "<Q", "f16": "<e", "f32": "<f"}
 
@@ -81,7 +93,8 @@ class MetalRuntime(DeviceRuntime):
         return str(self.device.name())
 
     def _build(self, program: Program) -> tuple[bool, Any, str]:
-        library, error = self.device.newLibraryWithSource_options_error_(program.source, None, None)
+        options = compile_options()
+        library, error = self.device.newLibraryWithSource_options_error_(program.source, options, None)
         if library is None:
             return False, None, str(error)
         handles = {}
