@@ -1,5 +1,5 @@
-"""stft and istft as generated kernels (specux._codegen.spectral_kernels, run by specux._runtime.spectral_exec)
-on the ``opencl`` backend (PoCL in CI), against the CPU backend.
+"""stft and istft as generated kernels (specux._codegen.spectral_kernels, run by
+specux._runtime.spectral_exec) on the ``opencl`` backend (PoCL in CI), against the CPU backend.
 
 - stft through the public function with ``backend="opencl"`` against ``backend="cpu"``: float32, float64 and
   float16 storage (compared with the CPU on the same half values widened), every pad_mode (also on signals
@@ -102,7 +102,7 @@ def test_stft_matches_cpu(opencl, case):
 
 @pytest.mark.parametrize("pad_mode", ["constant", "reflect", "edge", "symmetric", "wrap"])
 def test_stft_of_signals_shorter_than_the_pad_folds_as_numpy_pad(opencl, pad_mode):
-    """n_fft // 2 = 32 padded samples on signals of 5 and 20: reflect / symmetric / wrap fold several times."""
+    """n_fft // 2 = 32 padded samples on signals of 5 and 20: reflect / symmetric / wrap fold repeatedly."""
     for length, dtype in ((5, "float32"), (20, _dtypes(opencl)[-1])):
         y = rng.standard_normal((2, length)).astype(dtype)
         kw = {"n_fft": 64, "hop_length": 3, "pad_mode": pad_mode}
