@@ -57,7 +57,10 @@ MARGIN = 0.03
 
 def requested() -> str:
     """The engine :data:`ENV` asks for (``"auto"`` when unset or empty)."""
-    raw = os.environ.get(ENV, "").strip().lower()
+    raw = os.environ.get(ENV)
+    if not raw:
+        return "auto"
+    raw = raw.strip().lower()
     if not raw:
         return "auto"
     if raw not in CHOICES:
@@ -178,9 +181,8 @@ def _check(name: str) -> str | None:
     the inverse must ignore as scipy's does); checked once per process."""
     if name == "scipy":
         return None
-    with _checked_lock:
-        if name in _checked:
-            return _checked[name]
+    if name in _checked:  # written once under the lock; reading a dict needs none
+        return _checked[name]
     engine = ENGINES[name]
     reason = None
     try:
@@ -279,8 +281,8 @@ def choice() -> dict[str, str]:
     still being timed shown as "timing"; plus the requested mode under the key ``"requested"``."""
     out = {"requested": os.environ.get(ENV, "").strip() or "auto"}
     with _calibrations_lock:
-        for (direction, n, dtype), cal in sorted(_calibrations.items()):
-            out[f"{direction} {n} {dtype}"] = cal.chosen or "timing"
+        for (direction, n, dtype), cal in sorted(_calibrations.items(), key=lambda kv: str(kv[0])):
+            out[f"{direction} {n} {np.dtype(dtype).name}"] = cal.chosen or "timing"
     return out
 
 
@@ -305,18 +307,24 @@ def _whole_size(a: np.ndarray) -> int:
     return base.size
 
 
-def _pick(direction: str, n: int, spectra: np.ndarray, dtype: Any) -> tuple[str, _Calibration | None]:
-    """The engine for one block, and the calibration to report its time to (None: not timed)."""
+def _pick(direction: str, n: int, spectra: np.ndarray, dtype: np.dtype) -> tuple[str, _Calibration | None]:
+    """The engine for one block, and the calibration to report its time to (None: not timed). Called for
+    every block: the common cases are looked up without locks (a few microseconds here were 3 % of an stft
+    of 16 x 160000 samples; ``np.dtype.name`` alone cost 5 us, so keys hold the dtype itself)."""
     mode = requested()
     if mode != "auto":
         _forced(mode)
         return mode, None
     if _whole_size(spectra) < LARGE:
         return "scipy", None
+    key = (direction, n, dtype)
+    cal = _calibrations.get(key)
+    if cal is not None and cal.chosen is not None:  # chosen among candidates that stay (torch stays imported)
+        return cal.chosen, None
     names = candidates()
     if len(names) == 1:
         return "scipy", None
-    cal = _calibration((direction, n, np.dtype(dtype).name), names)
+    cal = _calibration(key, names)
     name = cal.next_engine()
     return name, (None if cal.chosen is not None else cal)
 
