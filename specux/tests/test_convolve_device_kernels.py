@@ -134,6 +134,26 @@ def test_results_do_not_depend_on_the_transform_length_choice(compare, opencl):
         _check(compare, _r(n), _r(13))
 
 
+def test_every_launched_kernel_is_in_the_cover(compare, opencl, small_os, monkeypatch):
+    """What the NVRTC and MSL checks compile (``cover``) holds every kernel the exec launches."""
+    launched = set()
+    original = ce.launch
+
+    def spy(rt, render, spec, n_groups, args):
+        launched.add(spec)
+        return original(rt, render, spec, n_groups, args)
+
+    monkeypatch.setattr(ce, "launch", spy)
+    r32, r64, c64, c128 = _r(300, np.float32), _r(9), _c(300, np.complex64), _c(9)
+    for a, b in ((r32, r32[:9]), (r64, r32), (c64, r32[:9]), (r32, c128), (c128, c64[:300])):
+        for axes in (None, 0):
+            _check(compare, a, b, "same", axes, scipy_too=False)
+            _check(compare, a[:, None], b[None, :], "full", 0, scipy_too=False)  # pure broadcast product
+            _check(compare, a[:20], b, "full", axes, scipy_too=False)  # direct
+    cover = set(ck.cover(("f16", "f32", "f64")))
+    assert launched and launched <= cover, launched - cover
+
+
 # -- overlap-save -------------------------------------------------------------------------------------------
 
 

@@ -256,15 +256,21 @@ def render(spec: object, d: Dialect) -> KernelSource:
 def cover(storages: tuple[str, ...]) -> list[object]:
     """Every structural variety of these kernels for inputs of ``storages`` ("f16", "f32", "f64"): real and
     complex inputs padded into real or complex buffers, every real / complex pairing of the product (the
-    spectra, and the inputs themselves when no axis is convolved), the real and complex crops."""
+    spectra, and the inputs themselves when no axis is convolved), the real and complex crops; with "f64"
+    among ``storages``, also the narrower storages read in float64 (a float32 input convolved with a float64
+    one computes in float64)."""
+    precs = {COMPUTE_OF[s] for s in storages}
+    pairs = [(False, False), (False, True), (True, False), (True, True)]
     specs: list[object] = []
     for storage in storages:
-        prec = COMPUTE_OF[storage]
-        specs += [
-            PadSpec(storage, False, False, prec),
-            PadSpec(storage, False, True, prec),
-            PadSpec(storage, True, True, prec),
-        ]
-        specs += [ProductSpec(storage, ac, storage, bc, prec) for ac in (False, True) for bc in (False, True)]
-        specs += [CropSpec(False, prec, prec), CropSpec(True, prec, prec)]
+        for prec in sorted(p for p in precs if p == COMPUTE_OF[storage] or p == "f64"):
+            specs += [
+                PadSpec(storage, False, False, prec),
+                PadSpec(storage, False, True, prec),
+                PadSpec(storage, True, True, prec),
+            ]
+            specs += [ProductSpec(storage, ac, storage, bc, prec) for ac, bc in pairs]
+            specs += [ProductSpec(storage, ac, prec, bc, prec) for ac, bc in pairs]
+            specs += [ProductSpec(prec, ac, storage, bc, prec) for ac, bc in pairs]
+            specs += [CropSpec(False, prec, prec), CropSpec(True, prec, prec)]
     return list(dict.fromkeys(specs))
