@@ -270,11 +270,6 @@ def test_half_storage_is_read_as_float32(compare, opencl, small_os, overlap_save
     compare("fftconvolve", "scipy", got, want)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the front passes integer inputs uncast: ops/convolve.py must cast the pair to p.dtype "
-    "(_dispatch.cast_host) before chosen.fftconvolve",
-)
 def test_integer_inputs_are_promoted_to_float64(compare, opencl):
     a = np.arange(20)
     b = np.array([1, 2, 3])

@@ -103,5 +103,6 @@ def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None, *, bac
         )
     b = _arrays.to_numpy(in2) if _arrays.is_host(in2) else in2
     p = fftconvolve_validate(a, b, mode=mode, axes=axes)
+    a, b = (_dispatch.cast_host(v, p.dtype) for v in (a, b))  # backends compute in the result dtype
     pair = (b, a) if p.swapped else (a, b)
     return _dispatch.finish(chosen.fftconvolve(pair, p), in1)
