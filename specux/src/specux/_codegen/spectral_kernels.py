@@ -16,6 +16,9 @@ dialect.
     ``s_out``: istft's input cut and cast, and the bin weights of the one-sided FFT's adjoints.
 ``modulus``
     ``|X|``, ``|X| ** 2`` or ``|X| ** power`` of a complex array, into a real one.
+``modulus_adjoint``
+    The gradient with respect to ``X`` of ``|X|`` (``g X / |X|``, 0 where ``X`` is 0) or of ``|X| ** 2``
+    (``2 g X``), given the real gradient ``g`` of the result.
 ``gather``
     One thread per output sample ``q`` sums, in a fixed order (frame ``q // hop`` first, then the earlier
     ones: the CPU's overlap-add order), the frames that cover it, each times the window (inside ``lo ..
@@ -67,6 +70,12 @@ class SpectrumSpec:
 class ModulusSpec:
     prec: str
     kind: int = MOD_ABS
+
+
+@dataclass(frozen=True)
+class ModulusAdjointSpec:
+    prec: str
+    kind: int = MOD_ABS  # MOD_ABS or MOD_POWER2
 
 
 @dataclass(frozen=True)
@@ -219,6 +228,34 @@ def modulus(spec: ModulusSpec, d: Dialect) -> KernelSource:
     return KernelSource(name, e.text(), params, BLOCK)
 
 
+def modulus_adjoint(spec: ModulusAdjointSpec, d: Dialect) -> KernelSource:
+    prec = spec.prec
+    R = d.real(prec)
+    zero = d.literal(0.0, prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_modulus_adjoint" + str(spec.kind)
+    params = (
+        _ptr("x", prec),
+        _ptr("g", prec),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+    )
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line(f"const {R} re = x[2 * i];")
+            e.line(f"const {R} im = x[2 * i + 1];")
+            if spec.kind == MOD_POWER2:
+                e.line(f"const {R} s = {d.literal(2.0, prec)} * g[i];")
+            else:
+                e.line(f"const {R} mag = {d.math('sqrt', prec, 're * re + im * im')};")
+                e.line(f"const {R} s = mag > {zero} ? g[i] / mag : {zero};")
+            e.line("dst[2 * i] = s * re;")
+            e.line("dst[2 * i + 1] = s * im;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
 def _covering_sum(e: Emitter, acc: str, q: str, term: str) -> None:
     """``acc += term`` over the frames ``t`` covering padded position ``q`` (``n = q - t * hop``), frame
     ``q // hop`` first: the order of the CPU's overlap-add (chunk ``j`` of frame ``q // hop - j``)."""
@@ -281,6 +318,8 @@ def render(spec: object, d: Dialect) -> KernelSource:
         return spectrum(spec, d)
     if isinstance(spec, ModulusSpec):
         return modulus(spec, d)
+    if isinstance(spec, ModulusAdjointSpec):
+        return modulus_adjoint(spec, d)
     if isinstance(spec, GatherSpec):
         return gather(spec, d)
     raise TypeError(f"no kernel template for {type(spec).__name__}")
@@ -294,5 +333,6 @@ def cover(storages: tuple[str, ...]) -> list[object]:
         specs += [FrameSpec(storage, prec), FrameSpec(prec, prec, divide=True)]
         specs += [SpectrumSpec(storage, prec), SpectrumSpec(storage, prec, in_complex=False)]
         specs += [ModulusSpec(prec, kind) for kind in (MOD_ABS, MOD_POWER2, MOD_POWER)]
+        specs += [ModulusAdjointSpec(prec, kind) for kind in (MOD_ABS, MOD_POWER2)]
         specs += [GatherSpec(prec, mode) for mode in (GATHER_ISTFT, GATHER_WSUM, GATHER_UNPAD)]
     return list(dict.fromkeys(specs))

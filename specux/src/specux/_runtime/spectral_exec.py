@@ -32,7 +32,7 @@ from specux._runtime.device_array import DeviceArray
 from specux._runtime.launch import check_index, groups, launch
 from specux._validate import IstftParams, StftParams
 
-__all__ = ["istft", "istft_adjoint", "spectrogram", "stft", "stft_adjoint"]
+__all__ = ["istft", "istft_adjoint", "spectrogram", "stft", "stft_adjoint", "stft_backward"]
 
 
 def _compute(dtype: str) -> str:
@@ -417,6 +417,33 @@ def stft_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: StftParams) -> DeviceA
             public="stft",
         )
     return out.reshape(*batch, p.length)
+
+
+def stft_backward(rt: DeviceRuntime, grad: DeviceArray, y: DeviceArray, p: StftParams) -> DeviceArray:
+    """The gradient (..., L) with respect to the signal ``y`` of stft in ``p.output`` mode, given the
+    gradient ``grad`` of its output: ``complex`` / ``real_imag`` straight through :func:`stft_adjoint`;
+    ``magnitude`` / ``power`` recompute the spectrum on the device and take ``g X / |X|`` (0 where X is 0)
+    or ``2 g X`` first (the CPU backend's rule, :func:`specux.torch._adjoint_stft.stft_backward`)."""
+    if p.output in ("complex", "real_imag"):
+        return stft_adjoint(rt, grad, p)
+    F, T = p.n_fft // 2 + 1, p.n_frames
+    if tuple(grad.shape[-2:]) != (F, T) or grad.is_complex:
+        raise ValueError(
+            f"stft_backward: a {p.output} gradient is real and ends in ({F}, {T}); got {grad.shape}"
+        )
+    dtype = _compute(p.dtype)
+    if grad.dtype != dtype:
+        raise ValueError(f"stft_backward: the gradient must be {dtype}; got {grad.dtype}")
+    with rt.batch():
+        _, X = _spectrum(rt, y, p)
+        G = da.empty(rt, X.shape, X.dtype)
+        check_index("stft", 2 * X.size)
+        if G.size:
+            kind = sk.MOD_ABS if p.output == "magnitude" else sk.MOD_POWER2
+            spec = sk.ModulusAdjointSpec(da.STORAGE[dtype], kind)
+            launch(rt, sk.render, spec, groups(G.size, sk.BLOCK), [X.buf, grad.buf, G.buf, G.size])
+        out = stft_adjoint(rt, G, p)
+    return out.reshape(*y.shape)
 
 
 def _unpad_none(rt: DeviceRuntime, length: int) -> Any:
