@@ -288,6 +288,7 @@ def gather(spec: GatherSpec, d: Dialect) -> KernelSource:
         Param("start", "int"),
         Param("lo", "int"),
         Param("hi", "int"),
+        Param("folded", "int"),
         Param("tiny", prec),
     )
     term = "win[n]" if mode == GATHER_WSUM else "frames[(b * n_fft + n) * n_t + t] * win[n]"
@@ -302,8 +303,9 @@ def gather(spec: GatherSpec, d: Dialect) -> KernelSource:
                 e.line(f"const {R} w = den[s];")
                 e.line("if (w > tiny) acc = acc / w;")
             elif mode == GATHER_UNPAD:
-                # the padded positions that copy sample s (np.pad's index map, inverted on the host)
-                with e.block("for (int k = off[s]; k < off[s + 1]; ++k)"):
+                # the padded positions that copy sample s (np.pad's index map, inverted on the host; none
+                # for constant padding, which passes no table)
+                with e.block("if (folded != 0)"), e.block("for (int k = off[s]; k < off[s + 1]; ++k)"):
                     e.line("const int qs = pos[k];")
                     _covering_sum(e, "acc", "qs", term)
             e.line("dst[i] = acc;")

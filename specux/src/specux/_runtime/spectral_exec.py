@@ -294,6 +294,7 @@ def _gather(
             start,
             lo,
             hi,
+            int(off is not None),
             tiny,
         ]
         launch(rt, sk.render, sk.GatherSpec(da.STORAGE[dtype], mode), groups(out.size, sk.BLOCK), args)
@@ -412,7 +413,7 @@ def stft_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: StftParams) -> DeviceA
             lo,
             hi,
             dtype,
-            off=off if off is not None else _unpad_none(rt, p.length),
+            off=off,
             pos=pos,
             public="stft",
         )
@@ -444,11 +445,6 @@ def stft_backward(rt: DeviceRuntime, grad: DeviceArray, y: DeviceArray, p: StftP
             launch(rt, sk.render, spec, groups(G.size, sk.BLOCK), [X.buf, grad.buf, G.buf, G.size])
         out = stft_adjoint(rt, G, p)
     return out.reshape(*y.shape)
-
-
-def _unpad_none(rt: DeviceRuntime, length: int) -> Any:
-    """Offsets saying that no padded position copies any sample (constant padding, or none)."""
-    return rt.table(("spx_unpad_none", length), lambda: np.zeros(length + 1, np.int32))
 
 
 def istft_adjoint(
