@@ -45,8 +45,6 @@ def _specux_conftest():
 _conftest = _specux_conftest()
 rel_err, tolerance = _conftest.rel_err, _conftest.tolerance
 rng = np.random.default_rng(20261201)
-HAS_STFT = importlib.util.find_spec("specux._runtime.spectral_exec") is not None
-needs_stft = pytest.mark.skipif(not HAS_STFT, reason="specux._runtime.spectral_exec (device stft) not built")
 
 
 @pytest.fixture
@@ -193,7 +191,6 @@ def test_non_finite_peaks_follow_each_rule(opencl, log):
 # -- signal inputs (the stft on the device) ----------------------------------------------------------------
 
 
-@needs_stft
 def test_features_of_signals_match_cpu(opencl):
     dtypes = _dtypes(opencl)
     calls = [
@@ -219,16 +216,6 @@ def test_features_of_signals_match_cpu(opencl):
         got = fn(y, backend="opencl", **kw)
         want = fn(y.astype(_reference_dtype(dtype)), backend="cpu", **kw)
         _compare(op, got, want, dtype, f"{dtype} {shape} {kw}")
-
-
-@pytest.mark.skipif(HAS_STFT, reason="the device stft is built: signals are served")
-def test_signals_without_the_device_stft_are_refused_by_name(opencl):
-    y = rng.standard_normal(2048).astype(np.float32)
-    for fn in (specux.melspectrogram, specux.mfcc):
-        with pytest.raises(specux.UnsupportedOperationError, match=r"S=.*spectral_exec"):
-            fn(y, sr=16000, n_fft=512, n_mels=40, backend="opencl")
-    with pytest.raises(specux.UnsupportedOperationError, match="spectral_exec"):
-        specux.lfcc(y, n_filter=40, backend="opencl")
 
 
 # -- adjoints ---------------------------------------------------------------------------------------------

@@ -224,15 +224,7 @@ def _spectrum(rt: DeviceRuntime, x: DeviceArray, mel: Any) -> DeviceArray:
     """The (..., F, T) power spectrogram of the chain: ``x`` itself when S was given."""
     if mel.stft is None:
         return x
-    try:
-        from specux._runtime.spectral_exec import spectrogram
-    except ImportError as exc:  # only while a build lacks the stft kernels
-        from specux.errors import UnsupportedOperationError
-
-        raise UnsupportedOperationError(
-            "this build's generated backends compute the filter-bank features from a spectrogram (S=) only: "
-            f"the signal path needs the device stft (specux._runtime.spectral_exec: {exc}); use backend='cpu'"
-        ) from exc
+    from specux._runtime.spectral_exec import spectrogram
 
     return spectrogram(rt, x, mel.stft, mel.power)
 
