@@ -240,3 +240,19 @@ def test_forcing_torch_without_torch_says_why():
     )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert "SPECUX_CPU_FFT=torch, but torch cannot be imported" in proc.stdout
+
+
+@pytest.mark.parametrize("engine", ["scipy", "torch"])
+def test_engines_take_read_only_and_reversed_blocks(monkeypatch, engine):
+    if engine == "torch":
+        need_torch()
+    monkeypatch.setenv(ENV, engine)
+    frames = np.random.default_rng(7).standard_normal((6, 64)).astype(np.float32)
+    want = scipy.fft.rfft(frames, axis=-1)
+    reversed_rows = frames[::-1]
+    read_only = frames.copy()
+    read_only.flags.writeable = False
+    for block, expected in ((reversed_rows, want[::-1]), (read_only, want)):
+        out = np.empty((6, 33), np.complex64)
+        stft_module._rfft_into(block, out)
+        assert np.max(np.abs(out - expected)) <= 1e-5 * np.max(np.abs(want))

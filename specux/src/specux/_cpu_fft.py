@@ -95,7 +95,8 @@ def _torch_thread_setters() -> tuple[Callable[[int], Any], ...]:
                 fn = getattr(ctypes.CDLL(path, mode=mode), symbol)
             except (OSError, AttributeError):
                 continue
-            fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+            # MKL's returns the thread's previous count, OpenMP's nothing
+            fn.argtypes, fn.restype = [ctypes.c_int], (ctypes.c_int if symbol.startswith("MKL") else None)
             setters.append(fn)
             break
     return tuple(setters)
@@ -116,12 +117,19 @@ def _torch_one_thread() -> None:
     _tls.torch_single = True
 
 
+def _as_tensor_source(a: np.ndarray) -> np.ndarray:
+    """``a``, or a copy where ``torch.from_numpy`` would refuse it (negative strides) or warn (read-only;
+    the FFT does not write its input, but torch cannot know)."""
+    if not a.flags.writeable or any(s < 0 for s in a.strides):
+        return a.copy()  # C order, writeable
+    return a
+
+
 def _torch_rfft(frames: np.ndarray, out: np.ndarray) -> None:
     import torch
 
     _torch_one_thread()
-    if not frames.flags.writeable:  # torch.from_numpy warns on read-only arrays; the FFT does not write them
-        frames = frames.copy()
+    frames = _as_tensor_source(frames)
     torch.fft.rfft(torch.from_numpy(frames), dim=-1, out=torch.from_numpy(out))
 
 
@@ -129,8 +137,7 @@ def _torch_irfft(spectra: np.ndarray, n: int, out: np.ndarray) -> None:
     import torch
 
     _torch_one_thread()
-    if not spectra.flags.writeable:
-        spectra = spectra.copy()
+    spectra = _as_tensor_source(spectra)
     torch.fft.irfft(torch.from_numpy(spectra), n=n, dim=-1, norm="forward", out=torch.from_numpy(out))
 
 
