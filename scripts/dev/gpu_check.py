@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""The steps of scripts/dev/gpu_check.sh: ``env``, ``conformance`` and ``timing`` (each writes JSON to --out).
+"""The steps of scripts/dev/gpu_check.sh: ``env``, ``conformance``, ``autograd``, ``timing``, ``ops`` and
+``bench`` (each writes JSON to --out).
 
 - ``env``: versions, ``specux.backends()``; fails when the ``cuda`` backend is unavailable (with its reason).
 - ``conformance``: ``specux.fft.*`` with ``backend="cuda"`` against numpy in float64 on the same data: sizes
@@ -12,6 +13,16 @@
   one ``torch.compile(fullgraph=True)`` step.
 - ``timing``: batched 1-D and 2-D transforms on resident torch tensors, specux cuda vs torch.fft (cuFFT),
   timed with CUDA events; ratios specux / cuFFT (below 1: specux faster).
+- ``ops``: the generated ops (stft in all output modes, istft, melspectrogram, mfcc, lfcc, fftconvolve;
+  1-D, batched, leading axes, non-contiguous) with ``backend=--backend`` against ``backend="cpu"``
+  on the same data, at the bounds of specux/tests/conftest.py: numpy inputs in float32, float64 and float16
+  storage (the CPU computes the same half values widened to float32), then cupy arrays and torch CUDA tensors,
+  which count as failures only when accepted and wrong (rejections are reported, with the reason). One log
+  line per case; ops.json.
+- ``bench``: ``bench/specux_gpu.py --backend <backend> --quick --out <out>/specux_gpu.json``.
+
+``--backend opencl`` (or ``SPECUX_GPU_CHECK_BACKEND=opencl``) runs the ops and bench steps on PoCL, so their
+code runs before it meets a GPU.
 """
 
 from __future__ import annotations
@@ -120,6 +131,8 @@ def step_conformance(out: Path) -> int:
             f"numpy {dtype}: {len(results)} checks, {len(failures)} failures, {time.time() - t0:.1f} s",
             flush=True,
         )
+        # what ran so far survives the step's time limit
+        _write(out, "conformance.json", {"partial": True, "failures": failures, "results": results})
     for n in (16, 60, 17, 5000, 100003):
         x = rng.standard_normal((2, n)).astype(np.float16)
         record(
@@ -240,6 +253,7 @@ def step_timing(out: Path) -> int:
                 "cufft_gbps": nbytes / t_cufft / 1e9,
             }
             rows.append(row)
+            _write(out, "timing.json", rows)  # what ran so far survives the step's time limit
             print(
                 f"{kind:>9} {name:>5} {shape}: specux {t_specux * 1e3:.3f} ms, cuFFT {t_cufft * 1e3:.3f} ms, "
                 f"ratio {row['ratio_specux_over_cufft']:.2f}",
@@ -293,10 +307,254 @@ def step_autograd(out: Path) -> int:
     return 1 if failed else 0
 
 
+#: relative error (max |a - b| / max |b|) allowed per (operation, real precision) in the ``ops`` step: the
+#: values of specux/tests/conftest.py's table (not imported: pytest need not be on a lent machine); float16
+#: storage is checked against the CPU on the same half values widened to float32, at float32's bound
+OPS_TOL = {
+    ("stft", "float32"): 1e-5, ("stft", "float64"): 1e-12,
+    ("istft", "float32"): 1e-5, ("istft", "float64"): 1e-11,
+    ("melspectrogram", "float32"): 1e-5, ("melspectrogram", "float64"): 1e-10,
+    ("mfcc", "float32"): 1e-4, ("mfcc", "float64"): 1e-9,
+    ("lfcc", "float32"): 1e-4, ("lfcc", "float64"): 1e-9,
+    ("fftconvolve", "float32"): 1e-5, ("fftconvolve", "float64"): 1e-12,
+}
+
+
+def _max_rel(got, want) -> float:
+    """max |got - want| / max |want| (conftest's rel_err without its asserts: a mismatch is reported)."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return float("inf")
+    if not np.array_equal(np.isnan(got), np.isnan(want)):
+        return float("inf")
+    got, want = np.nan_to_num(got), np.nan_to_num(want)
+    scale = float(np.abs(want).max()) if want.size else 0.0
+    diff = float(np.abs(got.astype(np.complex128) - want.astype(np.complex128)).max()) if want.size else 0.0
+    return diff / scale if scale > 0 else diff
+
+
+def _ops_cases(rng) -> list[dict]:
+    """Every generated operation in several shapes and options: each a callable of (arrays, backend)."""
+    import specux
+
+    def sig(*shape):
+        return rng.standard_normal(shape)
+
+    spec = specux.stft(sig(3, 16000), n_fft=512, hop_length=160, backend="cpu")
+    spec_odd = specux.stft(sig(2, 6000), n_fft=400, hop_length=100, win_length=320, backend="cpu")
+    cases = [
+        ("stft", "n_fft=512 hop=160 complex", (sig(3, 16000),),
+         lambda a, b: specux.stft(a[0], n_fft=512, hop_length=160, backend=b)),
+        ("stft", "n_fft=400 win=320 magnitude", (sig(2, 8000),),
+         lambda a, b: specux.stft(a[0], n_fft=400, hop_length=100, win_length=320, output="magnitude",
+                                  backend=b)),
+        ("stft", "n_fft=1024 power center=False 1-D", (sig(16000),),
+         lambda a, b: specux.stft(a[0], n_fft=1024, hop_length=256, center=False, output="power", backend=b)),
+        ("stft", "n_fft=192 reflect, leading axes (2, 3)", (sig(2, 3, 3000),),
+         lambda a, b: specux.stft(a[0], n_fft=192, hop_length=48, pad_mode="reflect", backend=b)),
+        ("stft", "n_fft=256 non-contiguous", (sig(4, 9000)[:, ::2],),
+         lambda a, b: specux.stft(a[0], n_fft=256, hop_length=64, backend=b)),
+        ("istft", "n_fft=512 hop=160 length", (spec,),
+         lambda a, b: specux.istft(a[0], hop_length=160, n_fft=512, length=16000, backend=b)),
+        ("istft", "n_fft=400 win=320", (spec_odd,),
+         lambda a, b: specux.istft(a[0], hop_length=100, n_fft=400, win_length=320, backend=b)),
+        ("melspectrogram", "16 kHz n_fft=512 hop=160 80 mels", (sig(3, 16000),),
+         lambda a, b: specux.melspectrogram(a[0], sr=16000, n_fft=512, hop_length=160, n_mels=80, backend=b)),
+        ("melspectrogram", "22.05 kHz defaults 1-D", (sig(44100),),
+         lambda a, b: specux.melspectrogram(a[0], sr=22050, backend=b)),
+        ("melspectrogram", "n_fft=400 power=1 htk", (sig(2, 8000),),
+         lambda a, b: specux.melspectrogram(a[0], sr=16000, n_fft=400, hop_length=160, n_mels=64, power=1.0,
+                                            htk=True, backend=b)),
+        ("mfcc", "16 kHz 20 coefficients 40 mels", (sig(3, 16000),),
+         lambda a, b: specux.mfcc(a[0], sr=16000, n_mfcc=20, n_fft=512, hop_length=160, n_mels=40,
+                                  backend=b)),
+        ("mfcc", "22.05 kHz defaults 1-D", (sig(44100),),
+         lambda a, b: specux.mfcc(a[0], sr=22050, backend=b)),
+        ("lfcc", "defaults", (sig(3, 16000),), lambda a, b: specux.lfcc(a[0], backend=b)),
+        ("lfcc", "log_lf n_fft=512", (sig(2, 8000),),
+         lambda a, b: specux.lfcc(a[0], n_fft=512, hop_length=160, log_lf=True, backend=b)),
+        ("fftconvolve", "1-D full, broadcast filter", (sig(3, 5000), sig(1, 64)),
+         lambda a, b: specux.fftconvolve(a[0], a[1], mode="full", backend=b)),
+        ("fftconvolve", "1-D same", (sig(4000), sig(301)),
+         lambda a, b: specux.fftconvolve(a[0], a[1], mode="same", backend=b)),
+        ("fftconvolve", "1-D valid long (overlap-save)", (sig(200000), sig(513)),
+         lambda a, b: specux.fftconvolve(a[0], a[1], mode="valid", backend=b)),
+        ("fftconvolve", "2-D same axes (-2, -1)", (sig(2, 64, 64), sig(1, 9, 9)),
+         lambda a, b: specux.fftconvolve(a[0], a[1], mode="same", axes=(-2, -1), backend=b)),
+    ]
+    return [{"op": op, "what": what, "arrays": arrays, "call": call} for op, what, arrays, call in cases]
+
+
+def _input_kinds(backend: str) -> list[tuple[str, object, object]]:
+    """(name, to-device conversion, type check) of the device input kinds to try besides numpy on
+    ``backend``: cupy arrays and torch CUDA tensors on cuda; none elsewhere (numpy only)."""
+    kinds = []
+    if backend != "cuda":
+        return kinds
+    try:
+        import cupy as cp
+
+        cp.cuda.runtime.getDeviceCount()
+        kinds.append(("cupy", cp.asarray, lambda r: isinstance(r, cp.ndarray)))
+    except Exception as exc:
+        print(f"cupy inputs not tried: {type(exc).__name__}: {exc}", flush=True)
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            kinds.append(("torch", lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda(),
+                          lambda r: isinstance(r, torch.Tensor) and r.is_cuda))
+        else:
+            print("torch inputs not tried: torch.cuda.is_available() is False", flush=True)
+    except ImportError as exc:
+        print(f"torch inputs not tried: {exc}", flush=True)
+    return kinds
+
+
+def _host(r) -> np.ndarray:
+    if hasattr(r, "detach"):
+        return r.detach().cpu().numpy()
+    if hasattr(r, "get") and type(r).__module__.startswith("cupy"):
+        return r.get()
+    return np.asarray(r)
+
+
+def step_ops(out: Path, backend: str = "cuda") -> int:
+    """Every generated operation on ``backend`` against ``backend="cpu"``: numpy inputs in float32, float64
+    and float16 storage (the CPU computes the same half values widened to float32, at float32's bound), and
+    cupy / torch CUDA inputs where the backend accepts them (reported either way). One log line per case;
+    ops.json holds them all."""
+    import specux
+
+    info = next(b for b in specux.backends() if b.name == backend)
+    if not info.available:
+        print(f"backend {backend} unavailable: {info.unavailable_reason}", flush=True)
+        _write(out, "ops.json", {"backend": backend, "unavailable": info.unavailable_reason})
+        return 1
+    generated = ("stft", "istft", "melspectrogram", "mfcc", "lfcc", "fftconvolve")
+    missing = [op for op in generated if op not in info.ops]
+    print(f"backend {backend} serves {', '.join(info.ops)}; not served: {', '.join(missing) or 'none'}",
+          flush=True)
+    rng = np.random.default_rng(11)
+    kinds = _input_kinds(backend)
+    results, accepted = [], {}
+    t0 = time.time()
+
+    def log(row):
+        results.append(row)
+        err = row.get("rel_err")
+        detail = f"{err:.1e} <= {row['tol']:.0e}" if err is not None else row.get("reason", "")
+        print(f"{row['status']:8s} {row['op']:14s} {row['what']:40s} {row['dtype']:7s} {row['input']:6s} "
+              f"{detail}", flush=True)
+
+    for case in _ops_cases(rng):
+        op = case["op"]
+        if op in missing:
+            log({**_row(case, "-", "-"), "status": "missing", "reason": f"{backend} does not serve {op}"})
+            continue
+        for dtype in ("float32", "float64", "float16"):
+            arrays = tuple(_as_dtype(a, dtype) for a in case["arrays"])
+            ref_dtype = "float32" if dtype == "float16" else dtype
+            if any(a is None for a in arrays):
+                log({**_row(case, dtype, "numpy"), "status": "n/a", "reason": "numpy has no complex half"})
+                continue
+            try:
+                want = case["call"](tuple(_widen(a) for a in arrays), "cpu")
+            except Exception as exc:
+                log({**_row(case, dtype, "numpy"), "status": "FAIL", "reason": f"cpu reference: {exc!r}"})
+                continue
+            tol = OPS_TOL[(op, ref_dtype)]
+            numpy_kind = ("numpy", np.asarray, lambda r: isinstance(r, np.ndarray))
+            for kind, convert, is_kind in [numpy_kind, *kinds]:
+                row = {**_row(case, dtype, kind), "tol": tol}
+                try:
+                    got = case["call"](tuple(convert(a) for a in arrays), backend)
+                except (TypeError, ValueError) as exc:
+                    if kind == "numpy" and dtype != "float16":
+                        log({**row, "status": "FAIL", "reason": f"{type(exc).__name__}: {exc}"})
+                    else:  # a device kind or half storage this backend does not take: reported, not failed
+                        log({**row, "status": "rejected", "reason": f"{type(exc).__name__}: {exc}"[:200]})
+                        accepted.setdefault(f"{kind} {dtype}", {})[f"{op} {case['what']}"] = False
+                    continue
+                except Exception as exc:
+                    traceback.print_exc()
+                    log({**row, "status": "FAIL", "reason": f"{type(exc).__name__}: {exc}"})
+                    continue
+                accepted.setdefault(f"{kind} {dtype}", {})[f"{op} {case['what']}"] = True
+                host = _host(got)
+                err = _max_rel(host, want)
+                dtype_ok = host.dtype == np.asarray(want).dtype
+                ok = is_kind(got) and dtype_ok and err <= tol
+                row.update(rel_err=err, out_dtype=str(host.dtype), same_library=bool(is_kind(got)))
+                if not ok:
+                    row["reason"] = (f"rel_err {err:.2e}, dtype {host.dtype} "
+                                     f"(want {np.asarray(want).dtype}), same library {is_kind(got)}")
+                log({**row, "status": "ok" if ok else "FAIL"})
+        _write(out, "ops.json", {"backend": backend, "results": results, "partial": True})
+    failures = [r for r in results if r["status"] == "FAIL"]
+    summary = {
+        "backend": backend,
+        "cases": len(results),
+        "ok": sum(r["status"] == "ok" for r in results),
+        "failures": len(failures),
+        "rejected": sum(r["status"] == "rejected" for r in results),
+        "accepted_inputs": {k: f"{sum(v.values())}/{len(v)} accepted" for k, v in accepted.items()},
+        "seconds": time.time() - t0,
+    }
+    print(json.dumps(summary, indent=2), flush=True)
+    _write(out, "ops.json", {"summary": summary, "results": results})
+    return 1 if failures else 0
+
+
+def _row(case: dict, dtype: str, kind: str) -> dict:
+    shapes = " * ".join("x".join(map(str, a.shape)) for a in case["arrays"])
+    return {"op": case["op"], "what": case["what"], "shapes": shapes, "dtype": dtype, "input": kind}
+
+
+def _as_dtype(a: np.ndarray, dtype: str):
+    """``a`` stored in ``dtype`` (complex stays complex of that precision; None for complex half), keeping
+    the non-contiguous layout of a strided view."""
+    if np.iscomplexobj(a):
+        if dtype == "float16":
+            return None
+        target = np.complex64 if dtype == "float32" else np.complex128
+    else:
+        target = np.dtype(dtype)
+    if a.flags.c_contiguous:
+        return a.astype(target)
+    base = np.empty((*a.shape[:-1], 2 * a.shape[-1]), target)  # the same stride pattern, new dtype
+    view = base[..., ::2]
+    view[...] = a
+    return view
+
+
+def _widen(a: np.ndarray) -> np.ndarray:
+    """The CPU reference's input: half storage widened to float32 (the same values)."""
+    return a.astype(np.float32) if a.dtype == np.float16 else a
+
+
+def step_bench(out: Path, backend: str = "cuda") -> int:
+    """bench/specux_gpu.py --quick on ``backend``, its JSON next to the other results."""
+    import subprocess
+
+    script = Path(__file__).resolve().parents[2] / "bench" / "specux_gpu.py"
+    cmd = [sys.executable, str(script), "--backend", backend, "--quick",
+           "--out", str(out / "specux_gpu.json")]
+    print(" ".join(cmd), flush=True)
+    return subprocess.call(cmd)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("step", choices=["env", "conformance", "autograd", "timing"])
+    parser.add_argument("step", choices=["env", "conformance", "autograd", "timing", "ops", "bench"])
     parser.add_argument("--out", required=True)
+    parser.add_argument(
+        "--backend",
+        default=os.environ.get("SPECUX_GPU_CHECK_BACKEND", "cuda"),
+        choices=["cuda", "opencl", "metal"],
+        help="device backend of the ops and bench steps (default cuda, or $SPECUX_GPU_CHECK_BACKEND): "
+        "opencl runs them on PoCL, to try the code before it meets a GPU",
+    )
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -306,6 +564,8 @@ def main() -> int:
         "autograd": step_autograd,
         "timing": step_timing,
     }
+    if args.step in ("ops", "bench"):
+        return {"ops": step_ops, "bench": step_bench}[args.step](out, args.backend)
     return steps[args.step](out)
 
 

@@ -7,8 +7,13 @@
 # Needs nothing downloaded: kernelkit and specux run from this checkout (PYTHONPATH), NVRTC comes from the CUDA toolkit or
 # from torch's nvidia-cuda-nvrtc wheel. Steps: environment and backend report, FFT conformance on the GPU against
 # numpy (numpy, torch and cupy inputs; float32 / float64 / half), CUDA gradients of the FFT ops against the
-# CPU's, then timings against torch.fft (cuFFT).
-# Budget: under ten minutes; each step has its own time limit so one hang cannot eat the whole lease.
+# CPU's, timings against torch.fft (cuFFT), every generated op (stft, istft, melspectrogram, mfcc, lfcc,
+# fftconvolve) against backend="cpu" (numpy inputs in float32 / float64 / half storage; cupy and torch inputs
+# where accepted, reported either way), then bench/specux_gpu.py --quick (specux against torch / torchaudio /
+# nnAudio / cupyx, GB/s against the device's peak).
+# Budget: about nine minutes; each step has its own time limit so one hang cannot eat the whole lease.
+# SPECUX_GPU_CHECK_BACKEND=opencl runs the ops and bench steps on that backend instead (to try them on PoCL:
+#   python scripts/dev/gpu_check.py ops --backend opencl --out /tmp/x).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 RESULTS="${OUT:-$PWD/gpu-check-results}"
@@ -27,9 +32,9 @@ if [ -d /usr/local/cuda/lib64 ]; then export LD_LIBRARY_PATH="/usr/local/cuda/li
 } | tee "$RESULTS/env.txt"
 
 status=0
-# per-step limits (seconds) keep the whole check under ten minutes of a lease
-declare -A LIMIT=([env]=90 [conformance]=240 [autograd]=90 [timing]=170)
-for step in env conformance autograd timing; do
+# per-step limits (seconds) keep the whole check within about nine minutes of a lease (540 s in all)
+declare -A LIMIT=([env]=45 [conformance]=150 [autograd]=60 [timing]=75 [ops]=120 [bench]=90)
+for step in env conformance autograd timing ops bench; do
   echo "== step $step" | tee -a "$RESULTS/log.txt"
   timeout "${LIMIT[$step]}" "$PY" scripts/dev/gpu_check.py "$step" --out "$RESULTS" 2>&1 | tee -a "$RESULTS/log.txt"
   rc=${PIPESTATUS[0]}
