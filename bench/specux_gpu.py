@@ -471,6 +471,7 @@ def run_case(w: Workload, op: str, libs: Libs, repeat: int, warmup: int, passes:
     for p in passes:
         fns: dict[str, Callable[[], Any]] = {}
         na: dict[str, str] = {}
+        used = kind  # what specux was given in this pass
         if p == "forward":
             fns["specux"] = lambda: (fn(arg), libs.sync())
             for name, peer in dev_peers.items():
@@ -481,6 +482,7 @@ def run_case(w: Workload, op: str, libs: Libs, repeat: int, warmup: int, passes:
                     fns[name + "+io"] = lambda peer=peer: to_numpy(peer(libs.to_torch(host)))
         else:
             step, reason = specux_backward(op, w, libs, host)
+            used = f"torch-{libs.device}" if step is not None else "-"
             if step is None:
                 na["specux"] = reason
             else:
@@ -510,7 +512,7 @@ def run_case(w: Workload, op: str, libs: Libs, repeat: int, warmup: int, passes:
         gbps = nbytes / mine / 1e9 if mine and op in MEMORY_BOUND and p == "forward" else None
         row = {
             "data": w.name, "shape": list(w.x.shape), "sr": w.sr, "n_fft": w.n_fft, "hop_length": w.hop,
-            "n_mels": w.n_mels, "op": op, "pass": p, "specux_input": kind,
+            "n_mels": w.n_mels, "op": op, "pass": p, "specux_input": used,
             "specux_input_fallback_reason": why,
             "bytes": nbytes, "seconds": best, "not_applicable": na,
             "ratio_specux_over": {k: ratio(mine, v) for k, v in peers.items()},
@@ -536,8 +538,8 @@ def _peak_cell(r: dict[str, Any], copy: float | None) -> str:
     if not r["gbps"]:
         return "-"
     if r["peak_fraction"]:
-        return f"{100 * r['peak_fraction']:.0f} %"
-    return f"unknown ({100 * r['gbps'] * 1e9 / copy:.0f} % of copy)" if copy else "unknown"
+        return f"{100 * r['peak_fraction']:.2g} %"
+    return f"unknown ({100 * r['gbps'] * 1e9 / copy:.2g} % of copy)" if copy else "unknown"
 
 
 def table(rows: list[dict[str, Any]], libs: Libs, copy: float | None) -> str:
@@ -662,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
           + f"; nnAudio {'present' if libs.nnaudio else 'not installed'}; "
           + f"cupyx.scipy.signal {'present' if libs.cupyx_signal else 'not available'}")
     for op in ops:
-        r = next((r for r in rows if r["op"] == op), None)
+        r = next((r for r in rows if r["op"] == op and r["pass"] == "forward"), None)
         if r is None:
             continue
         if r["specux_input"] == "numpy":
