@@ -189,6 +189,7 @@ def _runtime_over(monkeypatch, driver):
     rt.closed, rt.ordinal, rt.context, rt.own_stream = False, 0, "context", "stream"
     rt._local = __import__("threading").local()
     rt._big_shared = set()
+    rt.pid = __import__("os").getpid()
     return rt
 
 

@@ -8,10 +8,12 @@ used. :func:`devices` lists the runtimes with the reason each one that cannot ru
 from kernelkit._devices import RuntimeStatus, devices
 from kernelkit.dialects import DIALECTS, Dialect, Param
 from kernelkit.program import KernelSignature, LaunchConfig, Program
+from kernelkit.runtime import ForkedProcessError
 
 __all__ = [
     "DIALECTS",
     "Dialect",
+    "ForkedProcessError",
     "KernelSignature",
     "LaunchConfig",
     "Param",

@@ -427,7 +427,7 @@ def runtime(ordinal: int = 0) -> CudaRuntime:
         rt = _runtimes.get(ordinal)
         if rt is None or rt.closed:
             rt = _runtimes[ordinal] = CudaRuntime(ordinal)
-        return rt
+        return rt.usable()
 
 
 def _run_probe() -> str | None:

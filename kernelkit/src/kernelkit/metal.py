@@ -199,7 +199,7 @@ def runtime() -> MetalRuntime:
             if device is None:
                 raise RuntimeError("MTLCreateSystemDefaultDevice found no Metal device")
             rt = _runtimes[0] = MetalRuntime(device)
-        return rt
+        return rt.usable()
 
 
 def _probe() -> str | None:

@@ -296,10 +296,12 @@ class OpenCLRuntime(DeviceRuntime):
     # -- memory ------------------------------------------------------------------------------------------
 
     def alloc(self, nbytes: int) -> Any:
+        self._check_open()
         cl = self._cl
         return cl.Buffer(self.context, cl.mem_flags.READ_WRITE, size=max(int(nbytes), 1))
 
     def upload(self, host: np.ndarray) -> Any:
+        self._check_open()
         cl = self._cl
         host = np.ascontiguousarray(host)
         if host.nbytes == 0:
@@ -307,6 +309,7 @@ class OpenCLRuntime(DeviceRuntime):
         return cl.Buffer(self.context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
 
     def download(self, buf: Any, out: np.ndarray) -> np.ndarray:
+        self._check_open()
         if out.nbytes:
             self._cl.enqueue_copy(self.queue, out, getattr(buf, "data", buf))
         return out
@@ -507,7 +510,7 @@ def default_runtime() -> OpenCLRuntime:
         rt = _runtimes.get(key)
         if rt is None or rt.closed:
             rt = _runtimes[key] = OpenCLRuntime(_devices[key[0]], options)
-        return rt
+        return rt.usable()
 
 
 def forget() -> None:

@@ -13,6 +13,7 @@ look-ups, source dumps, the error with the compiler log) lives here once.
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -24,6 +25,21 @@ import numpy as np
 from kernelkit import cache
 from kernelkit.dialects import Dialect
 from kernelkit.program import Kernel, LaunchConfig, ObjectCode, Program
+
+
+class ForkedProcessError(RuntimeError):
+    """A runtime created in a parent process used in a child made by ``fork``: device contexts (CUDA's, PoCL's
+    threads, Metal's and Vulkan's queues) do not survive fork, and using one hangs or crashes."""
+
+    def __init__(self, name: str) -> None:
+        api = {"cuda": "CUDA", "opencl": "OpenCL", "metal": "Metal", "vulkan": "Vulkan"}.get(name, name)
+        super().__init__(
+            f"kernelkit: this process was forked from one that had already initialised {api}, and a device "
+            "context does not survive fork. Start the worker processes with the 'spawn' method "
+            "(multiprocessing.set_start_method('spawn'), or torch's DataLoader(..., "
+            "multiprocessing_context='spawn')), or use the device only in the workers, not before forking"
+        )
+
 
 #: compiled objects kept per device (an object is a few kB to a few hundred kB of binary)
 MAX_OBJECTS = 512
@@ -41,6 +57,8 @@ def _close_all() -> None:
     with _open_lock:
         runtimes = [_open[k] for k in sorted(_open.keys(), reverse=True) if k in _open]
     for rt in runtimes:
+        if rt.pid != os.getpid():  # a forked child's copies of its parent's runtimes: waiting on them hangs
+            continue
         try:
             rt.close()
         except Exception:  # never fail the interpreter's exit
@@ -72,6 +90,8 @@ class DeviceRuntime:
         self._objects = cache.LRU(MAX_OBJECTS)
         self._tables = cache.LRU(1024, MAX_TABLE_BYTES)
         self.closed = False
+        #: the process that created the device objects (a forked child must not use them)
+        self.pid = os.getpid()
         with _open_lock:
             DeviceRuntime._counter += 1
             _open[DeviceRuntime._counter] = self
@@ -179,8 +199,16 @@ class DeviceRuntime:
     # -- lifetime ----------------------------------------------------------------------------------------
 
     def _check_open(self) -> None:
+        if self.pid != os.getpid():
+            raise ForkedProcessError(self.name)
         if self.closed:
             raise RuntimeError(f"this {self.name} runtime was closed")
+
+    def usable(self) -> DeviceRuntime:
+        """``self`` after :meth:`_check_open` (the runtime accessors return through this, so a forked child
+        gets :class:`ForkedProcessError` instead of a hang)."""
+        self._check_open()
+        return self
 
     def close(self) -> None:
         """Wait for the device to finish, then release compiled objects, tables and the device's own objects
@@ -188,6 +216,8 @@ class DeviceRuntime:
         if self.closed:
             return
         self.closed = True
+        if self.pid != os.getpid():  # the parent's objects: forget them, never wait on them
+            return
         try:
             self.synchronize()
         finally:

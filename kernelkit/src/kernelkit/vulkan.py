@@ -1012,7 +1012,7 @@ def default_runtime() -> VulkanRuntime:
         rt = _runtimes.get(report.index)
         if rt is None or rt.closed:
             rt = _runtimes[report.index] = VulkanRuntime(report.index)
-        return rt
+        return rt.usable()
 
 
 def forget() -> None:
