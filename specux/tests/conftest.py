@@ -14,10 +14,16 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+# Test modules import the helpers below as ``from specux_test_support import rel_err, tolerance``: under
+# pytest's importlib mode this file is not importable as ``conftest`` (the repository root's conftest holds
+# that name), so it registers itself under a name of its own when pytest loads it, before any test module.
+sys.modules.setdefault("specux_test_support", sys.modules[__name__])
 
 REQUIRE_ENV = "SPECUX_REQUIRE_BACKENDS"
 REF_ENV = "SPECUX_REF_DATA"

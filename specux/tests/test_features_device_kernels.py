@@ -16,13 +16,12 @@ options, not kernels.
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
+from specux_test_support import rel_err, tolerance
 
 import specux
 from specux._codegen import feature_kernels as fk
@@ -32,18 +31,6 @@ from specux._validate import CepstralParams, MelParams
 from specux.ops.cepstral import _cepstrum, _log, dct_matrix
 from specux.torch._adjoint_features import log_backward
 
-
-def _specux_conftest():
-    """specux's tests' conftest (the repository root has a conftest of its own, which wins the plain name)."""
-    path = Path(__file__).with_name("conftest.py")
-    spec = importlib.util.spec_from_file_location("_specux_tests_conftest", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_conftest = _specux_conftest()
-rel_err, tolerance = _conftest.rel_err, _conftest.tolerance
 rng = np.random.default_rng(20261201)
 
 

@@ -11,12 +11,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
+from specux_test_support import rel_err, tolerance
 
 from specux._runtime import device_array as da
 from specux._runtime import spectral_exec as sx
@@ -24,18 +23,6 @@ from specux.ops.stft import istft_validate, stft_validate
 from specux.torch._adjoint_stft import istft_adjoint as cpu_istft_adjoint
 from specux.torch._adjoint_stft import spectrum_adjoint, stft_backward
 
-
-def _specux_conftest():
-    """specux's tests' conftest (the repository root has a conftest of its own, which wins the plain name)."""
-    path = Path(__file__).with_name("conftest.py")
-    spec = importlib.util.spec_from_file_location("_specux_tests_conftest", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_conftest = _specux_conftest()
-rel_err, tolerance = _conftest.rel_err, _conftest.tolerance
 rng = np.random.default_rng(20261203)
 #: relative mismatch allowed in the dot-product test, by precision
 DOT_TOL = {"float32": 2e-5, "float64": 1e-12}

@@ -18,12 +18,11 @@ FFT lengths, so few FFT plans to build) rather than their product.
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
+from specux_test_support import rel_err, tolerance
 
 import specux
 from specux._runtime import device_array as da
@@ -31,18 +30,6 @@ from specux._runtime import spectral_exec as sx
 from specux.errors import NolaError
 from specux.ops.stft import _power_tf, stft_validate
 
-
-def _specux_conftest():
-    """specux's tests' conftest (the repository root has a conftest of its own, which wins the plain name)."""
-    path = Path(__file__).with_name("conftest.py")
-    spec = importlib.util.spec_from_file_location("_specux_tests_conftest", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_conftest = _specux_conftest()
-rel_err, tolerance = _conftest.rel_err, _conftest.tolerance
 rng = np.random.default_rng(20261202)
 
 
