@@ -23,6 +23,7 @@ from kernelkit.runtime import DeviceRuntime
 from specux._codegen import fft_kernels, fft_plan
 from specux._codegen.fft_kernels import COMPLEX, ELEMENTWISE_BLOCK, HALF_SPECTRUM, HERMITIAN, REAL
 from specux._codegen.fft_plan import BluesteinPlan, FourStepPlan, LocalPlan, Plan
+from specux._runtime import device_array
 
 #: int32 indexing in the kernels: element offsets (in scalars) must stay below this
 MAX_INDEX = 2**31 - 1
@@ -207,15 +208,8 @@ def check_size(shape_in: tuple[int, ...], shape_out: tuple[int, ...]) -> None:
             )
 
 
-#: storage name of each numpy dtype the FFT entry points receive
-STORAGE_OF = {
-    "float16": "f16",
-    "float32": "f32",
-    "float64": "f64",
-    "complex32": "f16",
-    "complex64": "f32",
-    "complex128": "f64",
-}
+#: storage name of each numpy dtype the FFT entry points receive (the same table as DeviceArray's)
+STORAGE_OF = device_array.STORAGE
 
 
 @dataclass(frozen=True)
@@ -322,8 +316,7 @@ def run_device(
     storage; float64 on one side means float64 on both. The composed operations (stft, istft, fftconvolve)
     chain their passes through this, buffers staying on the device.
     """
-    from specux._runtime import device_array as da
-
+    da = device_array
     precision = da.REAL_OF.get(x.dtype, x.dtype)
     if out_dtype is None:
         out_dtype = precision if kind == "c2r" else da.COMPLEX_OF[precision]
