@@ -45,7 +45,9 @@ def check_res_type(res_type: str) -> None:
             ) from exc
 
 
-def downsample(y: np.ndarray, factor: int, res_type: str, *, scale: bool = True) -> np.ndarray:
+def downsample(
+    y: np.ndarray, factor: int, res_type: str, *, scale: bool = True, local_nonfinite: bool = False
+) -> np.ndarray:
     """Resample ``y`` along its last axis from rate ``factor`` to rate 1.
 
     Parameters
@@ -59,11 +61,28 @@ def downsample(y: np.ndarray, factor: int, res_type: str, *, scale: bool = True)
     scale : bool
         Multiply by ``sqrt(factor)`` (librosa's ``scale=True``), which keeps the energy per unit time. Callers
         that fold this factor into later weights pass False and save a pass over the signal.
+    local_nonfinite : bool
+        Keep NaN and inf local with libsoxr: libsoxr filters block by block through FFTs, so one non-finite
+        input makes a whole block of outputs NaN (about 830 outputs for ``"soxr_hq"`` halving, the whole
+        signal when it is shorter). With this flag the non-finite inputs are resampled as zeros and NaN is
+        written into just the outputs whose filter reaches them
+        (:func:`specux._resample_linear.nonfinite_reach`); the other outputs are then those of the signal
+        with zeros in place of the non-finite values. Costs a pass over the signal; ``"polyphase"`` (a direct
+        FIR) is local without it.
 
     Returns
     -------
     ndarray, shape (batch, ceil(n / factor)), same dtype as ``y``
     """
+    if local_nonfinite and res_type != "polyphase":
+        bad = ~np.isfinite(y)
+        if bad.any():
+            from specux._resample_linear import nonfinite_reach
+
+            out = downsample(np.where(bad, y.dtype.type(0), y), factor, res_type, scale=scale)
+            reach = nonfinite_reach(bad.reshape(-1, y.shape[-1]), factor, res_type)
+            out.reshape(reach.shape)[reach] = np.nan
+            return out
     n_out = math.ceil(y.shape[-1] / factor)
     rows = y.reshape(-1, y.shape[-1])
     out = np.zeros((rows.shape[0], n_out), dtype=y.dtype)

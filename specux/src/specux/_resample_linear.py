@@ -113,6 +113,53 @@ def _soxr_head(factor: int, quality: str, taps: np.ndarray, k0: int) -> np.ndarr
     return head
 
 
+#: for NaN and inf, a libsoxr filter ends where its taps fall below this fraction of the peak: below it the
+#: measured taps of the single-precision qualities are libsoxr's float32 rounding, spread over an FFT block
+#: (for "soxr_hq" halving the filter spans +-191 inputs at 1e-7 and the rounding +-1600 at 1e-8), and the
+#: double-precision "soxr_vhq" filter's tail (+-240 to +-263 inputs) weighs less than its float32 results'
+#: rounding
+_REACH_FLOOR = 1e-7
+
+
+@functools.cache
+def _reach(factor: int, res_type: str) -> tuple[int, int, np.ndarray]:
+    """(lo, hi, head): output m reaches input n when lo <= factor m - n <= hi, and for the first outputs
+    where ``head[m, n]`` (bool, rows x columns of the start-up correction) is set."""
+    form = linear_form(factor, res_type)
+    taps = np.abs(form.taps)
+    floor = 0.0 if res_type == "polyphase" else _REACH_FLOOR * taps.max()
+    keep = np.flatnonzero(taps > floor)
+    head = np.abs(form.head) > max(floor, _TAP_FLOOR * taps.max())
+    return form.k0 + int(keep[0]), form.k0 + int(keep[-1]), head
+
+
+def nonfinite_reach(bad: np.ndarray, factor: int, res_type: str) -> np.ndarray:
+    """Which outputs of ``downsample(., factor, res_type)`` reach a flagged input.
+
+    ``bad`` (rows, n_in) bool -> (rows, ceil(n_in / factor)) bool: output m is flagged when the resampler's
+    filter (its taps above 1e-7 of the peak for the soxr qualities, all of them for ``"polyphase"``) or its
+    start-up correction reaches a flagged input. Outputs past the
+    resampler's count are padding and never flagged.
+    """
+    lo, hi, head = _reach(factor, res_type)
+    rows, n_in = bad.shape
+    n_out = -(-n_in // factor)
+    count = min(n_out, linear_form(factor, res_type).count(n_in))
+    marks = np.zeros((rows, n_out + 1), np.int64)
+    r, n = np.nonzero(bad)
+    # output m reaches n when factor m - hi <= n ... : m in [ceil((n + lo) / f), floor((n + hi) / f)]
+    first = np.clip(-(-(n + lo) // factor), 0, count)
+    last = np.clip((n + hi) // factor + 1, 0, count)
+    np.add.at(marks, (r, first), 1)
+    np.add.at(marks, (r, last), -1)
+    out = np.cumsum(marks, axis=1)[:, :n_out] > 0
+    if head.size:
+        cols = min(head.shape[1], n_in)
+        hr = min(head.shape[0], count)
+        out[:, :hr] |= (bad[:, :cols].astype(np.int64) @ head[:hr, :cols].T.astype(np.int64)) > 0
+    return out
+
+
 def downsample_adjoint(g: np.ndarray, n_in: int, factor: int, res_type: str) -> np.ndarray:
     """Adjoint of ``specux._resample.downsample(., factor, res_type)`` on rows of ``n_in`` samples.
 

@@ -15,6 +15,7 @@ import concurrent.futures
 import math
 import os
 import queue
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from specux._filters import constant_q as cqf
 from specux._resample import SOXR_QUALITIES, StreamDownsampler, check_res_type, downsample
 from specux._threads import can_fan_out, pool, single_threaded_blas
 from specux._torch_hook import torch_route
+from specux.errors import user_stacklevel
 from specux.ops.tuning import estimate_tuning
 
 __all__ = ["VqtParams", "cqt", "vqt", "vqt_cpu", "vqt_plan"]
@@ -296,13 +298,14 @@ def _block_frames(n_fft: int) -> int:
     return max(_MIN_BLOCK_FRAMES, _BLOCK_SAMPLES // n_fft)
 
 
-def _octave_signals(x: np.ndarray, plan: VqtPlan, res_type: str | None):
-    """Yield the signal of each octave in turn, downsampling by two whenever the octave's rate halves."""
+def _octave_signals(x: np.ndarray, plan: VqtPlan, res_type: str | None, local: bool = False):
+    """Yield the signal of each octave in turn, downsampling by two whenever the octave's rate halves
+    (``local``: with NaN and inf kept local, see :func:`needs_local`)."""
     for i, octave in enumerate(plan.octaves):
         if i > 0 and octave.sr != plan.octaves[i - 1].sr:
             # scaled as librosa does (by sqrt(2)) before the next halving: libsoxr computes in single
             # precision, so scaling later instead would not give the same numbers
-            x = downsample(x, 2, res_type)
+            x = downsample(x, 2, res_type, local_nonfinite=local)
         yield x
 
 
@@ -345,16 +348,16 @@ def output_frames(n: int, plan: VqtPlan, bases: list[tuple[np.ndarray, int]]) ->
     return min(counts)
 
 
-def early_signal(y: np.ndarray, p: VqtParams, plan: VqtPlan) -> np.ndarray:
+def early_signal(y: np.ndarray, p: VqtParams, plan: VqtPlan, local: bool = False) -> np.ndarray:
     """``y`` (..., n) as rows (B, n) of the real precision, downsampled before the first octave when ``plan``
-    says so (librosa's early downsampling)."""
-    return _downsample_early(_real_rows(y, p, plan), p, plan)
+    says so (librosa's early downsampling); ``local``: NaN and inf kept local (see :func:`needs_local`)."""
+    return _downsample_early(_real_rows(y, p, plan), p, plan, local)
 
 
-def _downsample_early(x: np.ndarray, p: VqtParams, plan: VqtPlan) -> np.ndarray:
+def _downsample_early(x: np.ndarray, p: VqtParams, plan: VqtPlan, local: bool = False) -> np.ndarray:
     """Rows ``x`` (B, n) of the real precision, downsampled before the first octave when ``plan`` says so."""
     if plan.early_factor > 1:
-        x = downsample(x, plan.early_factor, p.res_type)
+        x = downsample(x, plan.early_factor, p.res_type, local_nonfinite=local)
         gain = _early_gain(p, plan)
         if gain is not None:
             x = x * gain
@@ -423,7 +426,30 @@ def vqt_cpu(y: np.ndarray, p: VqtParams) -> np.ndarray:
             jobs = [pool().submit(_rows_response, x[r], plan, bases, p, n_frames, out[r]) for r in tasks]
             for job in jobs:
                 job.result()
+    redo = needs_local(out, plan, p.res_type)
+    if redo is not None:
+        with single_threaded_blas():
+            part = np.empty((redo.size, p.n_bins, n_frames), dtype=cdtype)
+            _rows_response(x[redo], plan, bases, p, n_frames, part, local=True)
+            out[redo] = part
     return out.reshape(*lead, p.n_bins, n_frames)
+
+
+def needs_local(out: np.ndarray, plan: VqtPlan, res_type: str | None) -> np.ndarray | None:
+    """The rows of ``out`` (B, n_bins, n_frames) to compute again with NaN and inf kept local, or None.
+
+    libsoxr filters block by block through FFTs: one non-finite input makes a whole block of its output NaN
+    (about 830 samples for a "soxr_hq" halving, the whole signal of a low octave), and every later octave
+    reads that block. A non-finite input always reaches the lowest octave, so only its few rows are checked
+    (the finite case costs nothing more); the rows found are computed again with the non-finite inputs of
+    every resampling resampled as zeros and NaN written where the resampler's filter reaches them
+    (:func:`specux._resample.downsample`'s ``local_nonfinite``).
+    """
+    if res_type not in SOXR_QUALITIES:
+        return None
+    low = plan.octaves[-1].rows
+    bad = ~np.isfinite(out[:, low]).all(axis=(1, 2))
+    return np.flatnonzero(bad) if bad.any() else None
 
 
 def _rows_response(
@@ -433,11 +459,12 @@ def _rows_response(
     p: VqtParams,
     n_frames: int,
     out: np.ndarray,
+    local: bool = False,
 ) -> None:
     """Every octave's responses of rows ``x`` (batch, n), before any early downsampling, into ``out``
-    (batch, n_bins, n_frames), in turn."""
-    x = _downsample_early(x, p, plan)
-    for s, (w, n_fft), o in zip(_octave_signals(x, plan, p.res_type), bases, plan.octaves):
+    (batch, n_bins, n_frames), in turn (``local``: NaN and inf kept local, see :func:`needs_local`)."""
+    x = _downsample_early(x, p, plan, local)
+    for s, (w, n_fft), o in zip(_octave_signals(x, plan, p.res_type, local), bases, plan.octaves):
         _octave_response(s, w, n_fft, o.hop, p.pad_mode, n_frames, out[:, o.rows])
 
 
@@ -844,9 +871,24 @@ def _check_memory(shape: tuple[int, ...], p: VqtParams, public: str) -> None:
         )
 
 
+def warn_if_short(n: int, p: VqtParams, public: str) -> None:
+    """Warn (UserWarning, as ``stft`` does for ``n_fft`` longer than the signal) when the longest filter of
+    ``p`` is longer than the ``n``-sample signal: its responses are then mostly padding."""
+    plan = vqt_plan(p)
+    longest = math.ceil(float(np.max(plan.lengths)) * p.sr / plan.sr)
+    if longest > n:
+        warnings.warn(
+            f"{public}: the longest filter ({longest} samples, at {float(plan.freqs[0]):.4g} Hz) is longer "
+            f"than the signal length {n}; the frames are mostly padding",
+            UserWarning,
+            stacklevel=user_stacklevel(),
+        )
+
+
 def _vqt_frontend(y: Any, public: str, *, backend: str, **kw: Any) -> Any:
     prepare(y, backend, public, public)
     x, params = validate_vqt(y, public, **kw)
+    warn_if_short(x.shape[-1], params, public)
     return _arrays.like(vqt_cpu(x, params), y)
 
 

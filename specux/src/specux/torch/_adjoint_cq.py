@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from specux._resample import SOXR_QUALITIES
 from specux._resample_linear import downsample_adjoint
 from specux.ops.cqt import (
     VqtParams,
@@ -33,6 +34,9 @@ def _octave_inputs(y: np.ndarray, p: VqtParams, bases: list[tuple[np.ndarray, in
     """(signals read by each octave (B, n_octave), output frame count T) for ``y`` (..., n)."""
     plan = vqt_plan(p)
     signals = list(_octave_signals(early_signal(y, p, plan), plan, p.res_type))
+    if p.res_type in SOXR_QUALITIES and not np.isfinite(signals[-1]).all():
+        # a non-finite input, spread over whole blocks by libsoxr: again with it kept local (as vqt_cpu)
+        signals = list(_octave_signals(early_signal(y, p, plan, local=True), plan, p.res_type, local=True))
     T = min(_n_frames(s.shape[-1], n_fft, o.hop) for s, (_, n_fft), o in zip(signals, bases, plan.octaves))
     return signals, T
 

@@ -16,7 +16,14 @@ from torch import Tensor
 from specux._filters.chroma import chroma as chroma_filter
 from specux._filters.constant_q import cq_to_chroma
 from specux._normalize import normalize
-from specux.ops.cqt import VqtParams, octave_bases, output_frames, validate_vqt, vqt_plan
+from specux.ops.cqt import (
+    VqtParams,
+    octave_bases,
+    output_frames,
+    validate_vqt,
+    vqt_plan,
+    warn_if_short,
+)
 from specux.ops.stft import _stft_numpy
 from specux.torch import _adjoint_cq
 from specux.torch._adjoint_features import normalize_backward, power_grad
@@ -122,6 +129,7 @@ def _vqt_impl(y, weights, public, *args) -> Tensor:
     check_cpu(y, public)
     p, bases = _vqt_resolve(y, weights, public, *args)
     x = numpy_of(y)
+    warn_if_short(x.shape[-1], p, public)
     return tensor_of(_adjoint_cq.forward(x, p, bases), x)
 
 
@@ -482,6 +490,7 @@ def _chroma_cqt(
     p, bases, M = _chroma_cqt_parts(
         y, weights, fold, sr, hop_length, fmin, tuning, n_chroma, n_octaves, bins_per_octave, res_type
     )
+    warn_if_short(int(y.shape[-1]), p, "chroma_cqt")
     C = _adjoint_cq.forward(numpy_of(y), p, bases)
     chroma = _fold(M, np.abs(C))
     chroma[chroma < threshold] = 0.0
