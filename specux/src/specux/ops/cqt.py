@@ -676,6 +676,13 @@ def vqt(
     {backends} Autograd: yes for torch CPU tensors, with every
     res_type (the specux custom ops; see docs/specux/torch.md).
     torch.compile: yes (one graph node).
+
+    NaN and inf stay in the frames whose support contains them: the frame's samples, widened in a downsampled
+    octave by the reach of each resampler's filter (libsoxr alone would make a whole FFT block of its output
+    NaN; specux resamples the non-finite samples as zeros and writes NaN where the filter reaches them, so
+    after a libsoxr resampling an inf shows as NaN). A signal shorter than the longest filter warns
+    (UserWarning, as :func:`specux.stft` for ``n_fft`` longer than the signal). See
+    ``docs/specux/constant-q.md``.
     """
     return _vqt_frontend(
         y,
