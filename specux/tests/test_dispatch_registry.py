@@ -179,3 +179,9 @@ def test_declared_backends_follow_what_the_build_has():
     assert "cpu" in registry.declared("stft")
     line = registry.backends_line("fft")
     assert line.startswith("Backends: cuda (numpy and cupy arrays, torch CUDA tensors)")
+
+
+def test_the_cpu_row_lists_the_host_only_functions():
+    (cpu,) = [b for b in specux.backends() if b.name == "cpu"]
+    for name in ("chroma_stft", "chroma_cqt", "estimate_tuning", "pitch_tuning", "piptrack"):
+        assert name in cpu.ops

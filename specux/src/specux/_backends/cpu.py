@@ -14,6 +14,7 @@ import numpy as np
 import scipy.fft
 
 from specux import _arrays
+from specux._backends import registry
 
 # public operation -> (module, function on numpy arrays taking the validated parameters)
 IMPLEMENTATIONS = {
@@ -49,7 +50,9 @@ class CpuBackend:
             fn = getattr(module, attr, None)
             if fn is not None:
                 self._impls[op] = fn
-        self.ops = frozenset({"fft", *self._impls})
+        # the host-only functions (chroma, tuning) run here whatever the backend: listed so that
+        # specux.backends() says where they run
+        self.ops = frozenset({"fft", *self._impls, *registry.HOST_ONLY})
 
     def owns(self, x: Any) -> bool:
         return _arrays.is_host(x)
