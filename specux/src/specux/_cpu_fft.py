@@ -289,7 +289,7 @@ def choice() -> dict[str, str]:
     out = {"requested": os.environ.get(ENV, "").strip() or "auto"}
     with _calibrations_lock:
         for (direction, n, dtype), cal in sorted(_calibrations.items(), key=lambda kv: str(kv[0])):
-            out[f"{direction} {n} {np.dtype(dtype).name}"] = cal.chosen or "timing"
+            out[f"{direction} {n} {np.dtype(dtype).name}"] = cal.chosen or "timing"  # dtype: its char
     return out
 
 
@@ -314,17 +314,23 @@ def _whole_size(a: np.ndarray) -> int:
     return base.size
 
 
-def _pick(direction: str, n: int, spectra: np.ndarray, dtype: np.dtype) -> tuple[str, _Calibration | None]:
-    """The engine for one block, and the calibration to report its time to (None: not timed). Called for
-    every block: the common cases are looked up without locks (a few microseconds here were 3 % of an stft
-    of 16 x 160000 samples; ``np.dtype.name`` alone cost 5 us, so keys hold the dtype itself)."""
-    mode = requested()
-    if mode != "auto":
-        _forced(mode)
-        return mode, None
-    if _whole_size(spectra) < LARGE:
+def _pick(direction: str, n: int, spectra: np.ndarray, real: np.ndarray) -> tuple[str, _Calibration | None]:
+    """The engine for one block, and the calibration to report its time to (None: not timed).
+
+    Called for every block, from two pool threads that share the GIL: Python work here slows the other
+    thread too (in one interleaved run, about 3 us a block cost 0.5 to 0.8 ms of a 12 ms stft), so the
+    common cases come first and take no locks, and the keys are plain strings (``np.dtype.name`` alone
+    cost 5 us)."""
+    raw = os.environ.get(ENV)
+    if raw and raw != "auto":
+        mode = requested()
+        if mode != "auto":
+            _forced(mode)
+            return mode, None
+    base = spectra.base
+    if (spectra if base is None else base).size < LARGE and _whole_size(spectra) < LARGE:
         return "scipy", None
-    key = (direction, n, dtype)
+    key = (direction, n, real.dtype.char)
     cal = _calibrations.get(key)
     if cal is not None and cal.chosen is not None:  # chosen among candidates that stay (torch stays imported)
         return cal.chosen, None
@@ -336,30 +342,23 @@ def _pick(direction: str, n: int, spectra: np.ndarray, dtype: np.dtype) -> tuple
     return name, (None if cal.chosen is not None else cal)
 
 
-def _run(direction: str, n: int, spectra: np.ndarray, real: np.ndarray, go: Callable[[str], None]) -> None:
-    name, cal = _pick(direction, n, spectra, real.dtype)
-    if cal is None:
-        go(name)
-        return
-    t0 = time.perf_counter()
-    go(name)
-    cal.record(name, (time.perf_counter() - t0) / max(1, real.size // n))
-
-
 def rfft_into(
     frames: np.ndarray, out: np.ndarray, scipy_rfft: Callable[[np.ndarray, np.ndarray], None]
 ) -> None:
     """``out[...] = scipy.fft.rfft(frames, axis=-1)`` on the calling thread, by the engine chosen (see the
     module docstring); ``out`` has the complex dtype of ``frames``' precision. ``scipy_rfft(frames, out)`` is
     the scipy engine's code (:func:`specux.ops.stft._rfft_into` passes scipy's pocketfft)."""
-
-    def go(name: str) -> None:
-        if name == "scipy":
-            scipy_rfft(frames, out)
-        else:
-            ENGINES[name].rfft(frames, out)
-
-    _run("rfft", frames.shape[-1], out, frames, go)
+    name, cal = _pick("rfft", frames.shape[-1], out, frames)
+    if name == "scipy" and cal is None:
+        scipy_rfft(frames, out)
+        return
+    t0 = time.perf_counter()
+    if name == "scipy":
+        scipy_rfft(frames, out)
+    else:
+        ENGINES[name].rfft(frames, out)
+    if cal is not None:
+        cal.record(name, (time.perf_counter() - t0) / max(1, frames.size // max(1, frames.shape[-1])))
 
 
 def irfft_into(
@@ -371,11 +370,14 @@ def irfft_into(
     """``out[...] = scipy.fft.irfft(spectra, n, axis=-1, norm="forward")`` (no scaling) on the calling
     thread, by the engine chosen; ``out`` has the real dtype of ``spectra``; ``scipy_irfft`` as in
     :func:`rfft_into`."""
-
-    def go(name: str) -> None:
-        if name == "scipy":
-            scipy_irfft(spectra, n, out)
-        else:
-            ENGINES[name].irfft(spectra, n, out)
-
-    _run("irfft", n, spectra, out, go)
+    name, cal = _pick("irfft", n, spectra, out)
+    if name == "scipy" and cal is None:
+        scipy_irfft(spectra, n, out)
+        return
+    t0 = time.perf_counter()
+    if name == "scipy":
+        scipy_irfft(spectra, n, out)
+    else:
+        ENGINES[name].irfft(spectra, n, out)
+    if cal is not None:
+        cal.record(name, (time.perf_counter() - t0) / max(1, out.size // max(1, n)))
