@@ -54,6 +54,25 @@ TOLERANCES: dict[tuple[str, str], float] = {
 }
 
 
+def device_dtypes(backend, wanted=("float32", "float64", "float16")) -> list[str]:
+    """The dtypes of ``wanted`` that ``backend`` accepts (float64 only where the device has it)."""
+    return [d for d in wanted if d in backend.dtypes]
+
+
+def reference_dtype(dtype: str) -> str:
+    """The CPU precision a device result of input ``dtype`` compares with (half storage computes in
+    float32)."""
+    return "float32" if dtype == "float16" else dtype
+
+
+@pytest.fixture
+def opencl(require_backend, monkeypatch):
+    """The opencl backend for sweeps: built with ``-cl-opt-disable`` (PoCL's first launch of a kernel costs
+    about six times less; the default options are spot-checked in the FFT conformance tests)."""
+    monkeypatch.setenv("KERNELKIT_OPENCL_OPTIONS", "-cl-opt-disable")
+    return require_backend("opencl")
+
+
 def tolerance(op: str, dtype) -> float:
     return TOLERANCES[(op, np.dtype(dtype).name if not isinstance(dtype, str) else dtype)]
 

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from specux_test_support import rel_err, tolerance
+from specux_test_support import device_dtypes, reference_dtype, rel_err, tolerance
 
 import specux
 from specux._codegen import feature_kernels as fk
@@ -34,22 +34,6 @@ from specux.torch._adjoint_features import log_backward
 rng = np.random.default_rng(20261201)
 
 
-@pytest.fixture
-def opencl(require_backend, monkeypatch):
-    monkeypatch.setenv("KERNELKIT_OPENCL_OPTIONS", "-cl-opt-disable")
-    return require_backend("opencl")
-
-
-def _dtypes(backend, wanted=("float32", "float64", "float16")):
-    return [d for d in wanted if d in backend.dtypes]
-
-
-def _reference_dtype(dtype: str) -> str:
-    """The CPU precision a device result of input ``dtype`` compares with (half storage computes in
-    float32)."""
-    return "float32" if dtype == "float16" else dtype
-
-
 def _power_spec(shape, dtype):
     """A power spectrogram with a wide dynamic range (so the top_db floor bites), exactly representable in
     ``dtype`` (half values widened give the CPU the same input)."""
@@ -58,7 +42,7 @@ def _power_spec(shape, dtype):
 
 
 def _compare(op, got, want, dtype, what):
-    ref = _reference_dtype(dtype)
+    ref = reference_dtype(dtype)
     assert got.dtype == np.dtype(ref), (what, got.dtype)
     err = rel_err(got, want)
     assert err <= tolerance(op, ref), f"{op} {what}: relative error {err:.2e} > {tolerance(op, ref):.0e}"
@@ -79,10 +63,10 @@ MEL_CASES = [
 @pytest.mark.parametrize("case", range(len(MEL_CASES)))
 def test_melspectrogram_of_s_matches_cpu(opencl, case):
     shape, kw = MEL_CASES[case]
-    for dtype in _dtypes(opencl):
+    for dtype in device_dtypes(opencl):
         S = _power_spec(shape, dtype)
         got = specux.melspectrogram(S=S, n_mels=40, backend="opencl", **kw)
-        want = specux.melspectrogram(S=S.astype(_reference_dtype(dtype)), n_mels=40, backend="cpu", **kw)
+        want = specux.melspectrogram(S=S.astype(reference_dtype(dtype)), n_mels=40, backend="cpu", **kw)
         _compare("melspectrogram", got, want, dtype, f"{dtype} {shape} {kw}")
 
 
@@ -97,7 +81,7 @@ def test_melspectrogram_non_contiguous_s_and_a_nan_frame(opencl):
 
 
 def test_mfcc_of_s_every_dct_type_norm_and_lifter(opencl):
-    dtypes = _dtypes(opencl)
+    dtypes = device_dtypes(opencl)
     for i, (dct_type, norm, lifter) in enumerate(
         (t, n, lf) for t in (1, 2, 3) for n in (None, "ortho") for lf in (0.0, 22.0)
     ):
@@ -106,7 +90,7 @@ def test_mfcc_of_s_every_dct_type_norm_and_lifter(opencl):
         S = (10.0 * np.log10(_power_spec(shape, "float64"))).astype(dtype)
         kw = {"n_mfcc": 13, "dct_type": dct_type, "norm": norm, "lifter": lifter}
         got = specux.mfcc(S=S, backend="opencl", **kw)
-        want = specux.mfcc(S=S.astype(_reference_dtype(dtype)), backend="cpu", **kw)
+        want = specux.mfcc(S=S.astype(reference_dtype(dtype)), backend="cpu", **kw)
         _compare("mfcc", got, want, dtype, f"{dtype} {shape} {kw}")
 
 
@@ -141,10 +125,10 @@ LOG_CASES = [
 @pytest.mark.parametrize("case", range(len(LOG_CASES)))
 def test_log_floor_and_dct_stages_match_cpu(opencl, case):
     log, top_db, shape = LOG_CASES[case]
-    for dtype in _dtypes(opencl):
+    for dtype in device_dtypes(opencl):
         x = _power_spec(shape, dtype)
         x[(0,) * (len(shape) - 2) + (slice(None), 4)] = np.nan  # a NaN frame
-        ref = _reference_dtype(dtype)
+        ref = reference_dtype(dtype)
         p = _cepstral_params(shape[-2], log, top_db, dtype)
         got = _run(opencl, fx.mfcc, x, p)
         want = _cepstrum(x.astype(ref), replace(p, mel=replace(p.mel, dtype=ref)))
@@ -179,7 +163,7 @@ def test_non_finite_peaks_follow_each_rule(opencl, log):
 
 
 def test_features_of_signals_match_cpu(opencl):
-    dtypes = _dtypes(opencl)
+    dtypes = device_dtypes(opencl)
     calls = [
         ("melspectrogram", (2, 2000), {"sr": 16000, "n_fft": 512, "hop_length": 128, "n_mels": 40}),
         ("melspectrogram", (1500,), {"compat": "torchaudio", "n_mels": 40, "power": 1.0}),
@@ -201,7 +185,7 @@ def test_features_of_signals_match_cpu(opencl):
             y = np.repeat(y, 2, axis=-1)[..., ::2]  # not contiguous
         fn = getattr(specux, op)
         got = fn(y, backend="opencl", **kw)
-        want = fn(y.astype(_reference_dtype(dtype)), backend="cpu", **kw)
+        want = fn(y.astype(reference_dtype(dtype)), backend="cpu", **kw)
         _compare(op, got, want, dtype, f"{dtype} {shape} {kw}")
 
 
@@ -218,7 +202,7 @@ def test_bank_adjoint_dot_product(opencl, which):
 
     M = mel(sr=16000, n_fft=512, n_mels=40) if which == "mel" else dct_matrix(13, 40, 2, "ortho", 22.0)
     rt = opencl.runtime
-    for dtype in _dtypes(opencl, ("float32", "float64")):
+    for dtype in device_dtypes(opencl, ("float32", "float64")):
         x = rng.standard_normal((2, M.shape[1], 9)).astype(dtype)
         y = rng.standard_normal((2, M.shape[0], 9)).astype(dtype)
         ax = da.download(rt, fx.apply(rt, da.upload(rt, x), fx.sparse(rt, M, da.STORAGE[dtype])))
@@ -252,7 +236,7 @@ def _log_jvp(x, dx, p):
 )
 def test_log_adjoint_dot_product_and_cpu_backward(opencl, log, top_db):
     rt = opencl.runtime
-    for dtype in _dtypes(opencl, ("float32", "float64")):
+    for dtype in device_dtypes(opencl, ("float32", "float64")):
         x = _power_spec((2, 3, 16, 10), dtype)
         x[0, 0, 2, 3] = 0.0  # below amin: no gradient
         p = _cepstral_params(16, log, top_db, dtype)

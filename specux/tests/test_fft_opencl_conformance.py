@@ -23,12 +23,6 @@ DTYPES = ["float32", "float64"]
 rng = np.random.default_rng(20261129)
 
 
-@pytest.fixture
-def opencl(require_backend, monkeypatch):
-    monkeypatch.setenv("KERNELKIT_OPENCL_OPTIONS", "-cl-opt-disable")
-    return require_backend("opencl")
-
-
 def l2(got, want) -> float:
     got = np.asarray(got, dtype=np.complex128)
     want = np.asarray(want, dtype=np.complex128)

@@ -31,12 +31,6 @@ OUTPUTS = ("complex", "magnitude", "power", "real_imag")
 EXAMPLES = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-@pytest.fixture
-def opencl(require_backend, monkeypatch):
-    monkeypatch.setenv("KERNELKIT_OPENCL_OPTIONS", "-cl-opt-disable")
-    return require_backend("opencl")
-
-
 @st.composite
 def signals(draw, min_length=1, max_length=300, max_ndim=3, dtypes=("float32", "float64")):
     ndim = draw(st.integers(1, max_ndim))

@@ -29,12 +29,6 @@ DOT_TOL = {"float32": 2e-5, "float64": 1e-12}
 CDTYPE = {"float32": np.complex64, "float64": np.complex128}
 
 
-@pytest.fixture
-def opencl(require_backend, monkeypatch):
-    monkeypatch.setenv("KERNELKIT_OPENCL_OPTIONS", "-cl-opt-disable")
-    return require_backend("opencl")
-
-
 def _precisions(backend):
     return [d for d in ("float32", "float64") if d in backend.dtypes]
 

@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 import pytest
-from specux_test_support import rel_err, tolerance
+from specux_test_support import device_dtypes, reference_dtype, rel_err, tolerance
 
 import specux
 from specux._runtime import device_array as da
@@ -33,22 +33,8 @@ from specux.ops.stft import _power_tf, stft_validate
 rng = np.random.default_rng(20261202)
 
 
-@pytest.fixture
-def opencl(require_backend, monkeypatch):
-    monkeypatch.setenv("KERNELKIT_OPENCL_OPTIONS", "-cl-opt-disable")
-    return require_backend("opencl")
-
-
-def _dtypes(backend, wanted=("float32", "float64", "float16")):
-    return [d for d in wanted if d in backend.dtypes]
-
-
-def _reference_dtype(dtype: str) -> str:
-    return "float32" if dtype == "float16" else dtype
-
-
 def _compare(op, got, want, dtype, what):
-    ref = _reference_dtype(dtype)
+    ref = reference_dtype(dtype)
     assert got.dtype == np.asarray(want).dtype, (what, got.dtype, want.dtype)
     assert np.dtype(got.dtype).name in (ref, {"float32": "complex64", "float64": "complex128"}[ref]), what
     err = rel_err(got, want)
@@ -80,21 +66,21 @@ STFT_CASES = [
 @pytest.mark.parametrize("case", range(len(STFT_CASES)))
 def test_stft_matches_cpu(opencl, case):
     shape, kw = STFT_CASES[case]
-    for dtype in _dtypes(opencl):
+    for dtype in device_dtypes(opencl):
         y = rng.standard_normal(shape).astype(dtype)
         got = specux.stft(y, backend="opencl", **kw)
-        want = specux.stft(y.astype(_reference_dtype(dtype)), backend="cpu", **kw)
+        want = specux.stft(y.astype(reference_dtype(dtype)), backend="cpu", **kw)
         _compare("stft", got, want, dtype, f"{dtype} {shape} {kw}")
 
 
 @pytest.mark.parametrize("pad_mode", ["constant", "reflect", "edge", "symmetric", "wrap"])
 def test_stft_of_signals_shorter_than_the_pad_folds_as_numpy_pad(opencl, pad_mode):
     """n_fft // 2 = 32 padded samples on signals of 5 and 20: reflect / symmetric / wrap fold repeatedly."""
-    for length, dtype in ((5, "float32"), (20, _dtypes(opencl)[-1])):
+    for length, dtype in ((5, "float32"), (20, device_dtypes(opencl)[-1])):
         y = rng.standard_normal((2, length)).astype(dtype)
         kw = {"n_fft": 64, "hop_length": 3, "pad_mode": pad_mode}
         got = _quiet(specux.stft, y, backend="opencl", **kw)
-        want = _quiet(specux.stft, y.astype(_reference_dtype(dtype)), backend="cpu", **kw)
+        want = _quiet(specux.stft, y.astype(reference_dtype(dtype)), backend="cpu", **kw)
         _compare("stft", got, want, dtype, f"{pad_mode} L={length} {dtype}")
 
 
@@ -127,11 +113,11 @@ def test_nan_outside_the_window_support_stays_out(opencl):
 @pytest.mark.parametrize("power", [1.0, 2.0, 1.5])
 def test_spectrogram_for_the_features(opencl, power):
     rt = opencl.runtime
-    for dtype in _dtypes(opencl):
+    for dtype in device_dtypes(opencl):
         y = rng.standard_normal((2, 3, 900)).astype(dtype)
         p = stft_validate(y, n_fft=400, hop_length=160, accepted=tuple(sorted(opencl.dtypes)))
         got = da.download(rt, sx.spectrogram(rt, da.upload(rt, y), p, power))
-        ref = _reference_dtype(dtype)
+        ref = reference_dtype(dtype)
         X = specux.stft(y.astype(ref), n_fft=400, hop_length=160, backend="cpu")
         want = _power_tf(X, power)
         assert got.shape == (2, 3, 201, p.n_frames) and got.dtype == np.dtype(ref)
@@ -153,8 +139,8 @@ ISTFT_CASES = [
 @pytest.mark.parametrize("case", range(len(ISTFT_CASES)))
 def test_istft_matches_cpu(opencl, case):
     batch, kw, inverse_only = ISTFT_CASES[case]
-    for dtype in _dtypes(opencl):
-        ref = _reference_dtype(dtype)
+    for dtype in device_dtypes(opencl):
+        ref = reference_dtype(dtype)
         y = rng.standard_normal((*batch, 1000)).astype(ref)
         D = specux.stft(y, backend="cpu", **kw)
         D = D + (0.1j * rng.standard_normal(D.shape)).astype(D.dtype)  # also imaginary DC / Nyquist parts
