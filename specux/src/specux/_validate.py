@@ -429,6 +429,17 @@ class CepstralParams:
     dct: np.ndarray  # (n_coeffs, n_bands) float64, lifter folded in, read-only
 
 
+@dataclass(frozen=True, eq=False)
+class ChromaParams:
+    """Resolved chroma_stft arguments: the stft of the power spectrogram (None when S is given or was
+    computed already), the chroma bank (n_chroma, F) and the per-frame norm (None: none)."""
+
+    stft: StftParams | None
+    bank: np.ndarray
+    norm: float | None
+    dtype: str  # real precision of the result
+
+
 # --- fftconvolve
 # ---------------------------------------------------------------------------------------------
 

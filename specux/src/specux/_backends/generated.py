@@ -32,6 +32,7 @@ EXEC_MODULES = {
     "melspectrogram": "feature_exec",
     "mfcc": "feature_exec",
     "lfcc": "feature_exec",
+    "chroma_stft": "feature_exec",
     "fftconvolve": "convolve_exec",
 }
 

@@ -22,7 +22,8 @@ DEVICE_BACKEND = {"cuda": "cuda", "mps": "metal", "cpu": "cpu"}
 
 NOT_BUILT = "not built yet"
 
-#: public functions computed on the host whatever the backend (they call the transforms with backend="cpu")
+#: public functions whose cpu version is computed in the front itself (no cpu backend method); listed in the
+#: cpu row of :func:`backends`. chroma_stft also has a generated version on the device backends.
 HOST_ONLY = frozenset({"chroma_stft", "chroma_cqt", "estimate_tuning", "pitch_tuning", "piptrack"})
 #: the arrays each backend takes, for the docstrings' "Backends:" lines
 INPUTS = {

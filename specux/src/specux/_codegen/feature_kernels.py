@@ -17,6 +17,11 @@ for every dialect.
 ``reduce_clamped``
     The adjoint's counterpart: per group, the sum of the gradient over the elements the floor lifted (stage 1
     from the data, stage 2 over the partials), in a fixed order, so the backward is deterministic.
+``column_norm``
+    Each (b, :, t) column of a (B, rows, T) array divided by its norm over the rows, in place (chroma's
+    per-frame normalisation, librosa.util.normalize's rules): ``kind`` 1 the maximum magnitude, 2 the
+    minimum, 3 the count of non-zero entries, 4 the ``p``-norm; a norm below ``threshold`` leaves the column
+    as it is; a NaN in the column makes the maximum / minimum NaN, hence the column (numpy's max / min).
 ``log_adjoint``
     The elementwise adjoint of the logarithm stage: ``g / (x + eps)``, or the dB derivative with the floor's
     gradient moved to the group's peak.
@@ -89,6 +94,17 @@ class LogAdjointSpec:
     prec: str
     post: int  # POST_DB or POST_LOG
     floor: bool = False
+
+
+@dataclass(frozen=True)
+class ColumnNormSpec:
+    """Per-column normalisation of a (B, rows, T) array in the compute precision, in place."""
+
+    prec: str
+
+
+#: ``kind`` of the column norm: maximum, minimum, non-zero count, p-norm (librosa.util.normalize's)
+NORM_MAX, NORM_MIN, NORM_COUNT, NORM_P = 1, 2, 3, 4
 
 
 def _header(e: Emitter, *storages: str) -> None:
@@ -326,6 +342,49 @@ def log_adjoint(spec: LogAdjointSpec, d: Dialect) -> KernelSource:
     return KernelSource(name, e.text(), params, BLOCK)
 
 
+def column_norm(spec: ColumnNormSpec, d: Dialect) -> KernelSource:
+    """One thread per column (b, t): the norm over the ``n_rows`` rows (stride ``n_t``), then the division."""
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_column_norm"
+    params = (
+        _ptr("x", prec, const=False),
+        Param("n_cols", "int"),
+        Param("n_rows", "int"),
+        Param("n_t", "int"),
+        Param("kind", "int"),
+        Param("p", prec),
+        Param("threshold", prec),
+    )
+    zero, one = d.literal(0.0, prec), d.literal(1.0, prec)
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int c = {_index(d)};")
+        with e.block("if (c < n_cols)"):
+            e.line("const int b = c / n_t;")
+            e.line("const int base = b * n_rows * n_t + (c - b * n_t);")
+            e.line(f"{R} acc = kind == 2 ? (x[base] < {zero} ? -x[base] : x[base]) : {zero};")
+            e.line("int nan_seen = 0;")
+            e.line(f"{R} nan_value = {zero};")
+            with e.block("for (int r = 0; r < n_rows; ++r)"):
+                e.line(f"{R} v = x[base + r * n_t];")
+                e.line(f"v = v < {zero} ? -v : v;")
+                with e.block("if (v != v)"):
+                    e.line("nan_seen = 1;")
+                    e.line("nan_value = v;")
+                e.line("if (kind == 1) acc = v > acc ? v : acc;")
+                e.line("else if (kind == 2) acc = v < acc ? v : acc;")
+                e.line(f"else if (kind == 3) acc += v > {zero} ? {one} : {zero};")
+                e.line(f"else acc += {d.math('pow', prec, 'v', 'p')};")
+            e.line(f"if (kind == 4) acc = {d.math('pow', prec, 'acc', f'{one} / p')};")
+            e.line("if (nan_seen && kind <= 2) acc = nan_value;  // numpy's max / min of a NaN column")
+            e.line(f"if (acc < threshold) acc = {one};")
+            with e.block("for (int r = 0; r < n_rows; ++r)"):
+                e.line("x[base + r * n_t] = x[base + r * n_t] / acc;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
 def render(spec: object, d: Dialect) -> KernelSource:
     """Source of the kernel described by any of the spec classes above."""
     if isinstance(spec, BankSpec):
@@ -336,6 +395,8 @@ def render(spec: object, d: Dialect) -> KernelSource:
         return reduce_clamped(spec, d)
     if isinstance(spec, LogAdjointSpec):
         return log_adjoint(spec, d)
+    if isinstance(spec, ColumnNormSpec):
+        return column_norm(spec, d)
     raise TypeError(f"no kernel template for {type(spec).__name__}")
 
 
@@ -358,5 +419,6 @@ def cover(storages: tuple[str, ...]) -> list[object]:
             LogAdjointSpec(prec, prec, POST_LOG),
             LogAdjointSpec(prec, prec, POST_DB),
             LogAdjointSpec(prec, prec, POST_DB, floor=True),
+            ColumnNormSpec(prec),
         ]
     return list(dict.fromkeys(specs))

@@ -245,6 +245,43 @@ def melspectrogram(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -
         return apply(rt, S, sparse(rt, p.basis, _prec(S.dtype)))
 
 
+def column_norm(rt: DeviceRuntime, x: DeviceArray, norm: float) -> None:
+    """Each (b, :, t) column of ``x`` (..., rows, T), compute precision, divided in place by its ``norm``
+    (librosa.util.normalize's rules: inf, -inf, 0 or p > 0; a norm below the smallest normal number of the
+    precision leaves the column as it is)."""
+    B, rows, T = _rows_view(x)
+    if norm == np.inf:
+        kind, power = fk.NORM_MAX, 1.0
+    elif norm == -np.inf:
+        kind, power = fk.NORM_MIN, 1.0
+    elif norm == 0:
+        kind, power = fk.NORM_COUNT, 1.0
+    else:
+        kind, power = fk.NORM_P, float(norm)
+    columns = B * T
+    if columns == 0 or rows == 0:
+        return
+    tiny = float(np.finfo(x.dtype).tiny)
+    args = [x.buf, columns, rows, T, kind, power, tiny]
+    launch(rt, fk.render, fk.ColumnNormSpec(x.storage), groups(columns, fk.BLOCK), args)
+
+
+def chroma_stft(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> DeviceArray:
+    """``bank @ |STFT(y)|**2`` (or ``bank @ S``) along axis -2, each frame then normalised by ``p.norm``."""
+    (x,) = inputs
+    with rt.batch():
+        if p.stft is None:
+            S = x
+        else:
+            from specux._runtime.spectral_exec import spectrogram
+
+            S = spectrogram(rt, x, p.stft, 2.0)
+        raw = apply(rt, S, sparse(rt, p.bank, _prec(S.dtype)), public="chroma_stft")
+        if p.norm is not None:
+            column_norm(rt, raw, p.norm)
+    return raw
+
+
 def _cepstrum(rt: DeviceRuntime, x: DeviceArray, p: Any, public: str) -> DeviceArray:
     with rt.batch():
         mel = p.mel

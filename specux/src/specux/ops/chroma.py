@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from specux import _arrays, _validate
+from specux import _arrays, _dispatch, _validate
 from specux._backend_doc import backends_doc
 from specux._dispatch import prepare
 from specux._filters.chroma import chroma as chroma_filter
@@ -15,6 +15,7 @@ from specux._filters.constant_q import check_chroma_window, cq_to_chroma
 from specux._normalize import normalize
 from specux._torch_hook import torch_route
 from specux.ops.cqt import cqt
+from specux.ops.stft import stft_validate
 from specux.ops.tuning import estimate_tuning, magnitude_spectrogram
 
 __all__ = ["chroma_cqt", "chroma_stft"]
@@ -65,8 +66,10 @@ def chroma_stft(
     ctroct, octwidth, base_c
         Chroma filter bank shape: centre (octaves above 27.5 Hz) and width (octaves; None: flat) of the octave
         weighting; row 0 is C when ``base_c``, else A.
-    backend : {"auto", "cpu", ...}
-        Only "cpu" serves this function so far.
+    backend : {"auto", "cpu", "cuda", "metal", "opencl"}
+        See :func:`specux.backends`. On a device backend the power spectrogram, the bank and the per-frame
+        norm run as generated kernels; with ``tuning=None`` the tuning is estimated on the host from the
+        device's spectrogram.
 
     Returns
     -------
@@ -80,7 +83,7 @@ def chroma_stft(
     spectrogram); torch.compile: yes (one graph node). See docs/specux/torch.md.
     """
     src = y if S is None else S
-    prepare(src, backend, "stft", "chroma_stft")  # served wherever stft is
+    chosen, x = prepare(src, backend, "chroma_stft", "chroma_stft")
     # every parameter before any work, so that messages name chroma_stft's own (the tuning estimate's
     # bins_per_octave is n_chroma here)
     sr = _validate.positive_float(sr, "sr", "chroma_stft")
@@ -96,16 +99,67 @@ def chroma_stft(
         _check_real_signal(y, "chroma_stft")
     if S is not None:
         _validate.spectrogram_shape(S, "chroma_stft")
+    def bank_for(n: int, tuning: float) -> np.ndarray:
+        return chroma_filter(
+            sr=sr, n_fft=n, tuning=tuning, n_chroma=n_chroma, ctroct=ctroct, octwidth=octwidth, base_c=base_c
+        )
+
+    if chosen.name != "cpu":  # the generated kernels: power, bank and per-frame norm on the device
+        return _dispatch.finish(
+            _chroma_device(
+                chosen, x, S is not None, sr, norm, n_fft, hop_length, win_length, window, center, pad_mode,
+                tuning, n_chroma, bank_for,
+            ),
+            src,
+        )
     power, n_fft = magnitude_spectrogram(
         y, S, n_fft, hop_length, win_length, window, center, pad_mode, 2.0, "chroma_stft"
     )
     if tuning is None:
         tuning = estimate_tuning(S=power, sr=sr, bins_per_octave=n_chroma)
-    bank = chroma_filter(
-        sr=sr, n_fft=n_fft, tuning=tuning, n_chroma=n_chroma, ctroct=ctroct, octwidth=octwidth, base_c=base_c
-    )
+    bank = bank_for(n_fft, tuning)
     raw = np.matmul(bank.astype(np.result_type(bank.dtype, power.dtype), copy=False), power)
     return _arrays.like(normalize(raw, norm=norm, axis=-2), src)
+
+
+def _chroma_device(
+    chosen: Any,
+    x: Any,
+    given_s: bool,
+    sr: float,
+    norm: Any,
+    n_fft: int,
+    hop_length: int,
+    win_length: int | None,
+    window: Any,
+    center: bool,
+    pad_mode: str,
+    tuning: float | None,
+    n_chroma: int,
+    bank_for: Any,
+) -> Any:
+    """chroma_stft on a device backend. The tuning estimate (tuning=None) runs on the host, from the power
+    spectrogram the device computed; everything else stays on the device."""
+    accepted = tuple(sorted(chosen.dtypes & {"float32", "float64"}))
+    if given_s:
+        dtype = _validate.real_dtype(x, "chroma_stft", "S", accepted)
+        if n_fft is None or n_fft // 2 + 1 != x.shape[-2]:
+            n_fft = 2 * (x.shape[-2] - 1)
+        x = _dispatch.cast_host(x, dtype)
+        stft_p = None
+    else:
+        stft_p = stft_validate(
+            x, n_fft=n_fft, hop_length=hop_length, win_length=win_length, window=window, center=center,
+            pad_mode=pad_mode, output="power", accepted=accepted, public="chroma_stft",
+        )
+        dtype, n_fft = stft_p.dtype, stft_p.n_fft
+        x = _dispatch.cast_host(x, dtype)
+        if tuning is None:  # the estimate needs the spectrogram on the host: computed once, reused
+            x, stft_p = chosen.stft(x, stft_p), None
+    if tuning is None:
+        tuning = estimate_tuning(S=_arrays.to_numpy(x), sr=sr, bins_per_octave=n_chroma)
+    params = _validate.ChromaParams(stft_p, bank_for(n_fft, tuning), norm, dtype)
+    return chosen.chroma_stft(x, params)
 
 
 @backends_doc("chroma_cqt")
@@ -161,8 +215,10 @@ def chroma_cqt(
         librosa's "hybrid" mode is not offered.
     res_type : str or None
         Resampler of the constant-Q transform (see :func:`specux.vqt`).
-    backend : {"auto", "cpu", ...}
-        Only "cpu" serves this function so far.
+    backend : {"auto", "cpu", "cuda", "metal", "opencl"}
+        See :func:`specux.backends`. On a device backend the power spectrogram, the bank and the per-frame
+        norm run as generated kernels; with ``tuning=None`` the tuning is estimated on the host from the
+        device's spectrogram.
 
     Returns
     -------
