@@ -122,6 +122,15 @@ def chroma_stft(
     return _arrays.like(normalize(raw, norm=norm, axis=-2), src)
 
 
+def _host_copy(a: Any) -> np.ndarray:
+    """A numpy copy of a numpy, cupy or torch (any device) array."""
+    if _arrays.is_cupy(a):
+        return a.get()
+    if _arrays.is_torch(a):
+        return a.detach().cpu().numpy()
+    return np.asarray(a)
+
+
 def _chroma_device(
     chosen: Any,
     x: Any,
@@ -156,8 +165,8 @@ def _chroma_device(
         x = _dispatch.cast_host(x, dtype)
         if tuning is None:  # the estimate needs the spectrogram on the host: computed once, reused
             x, stft_p = chosen.stft(x, stft_p), None
-    if tuning is None:
-        tuning = estimate_tuning(S=_arrays.to_numpy(x), sr=sr, bins_per_octave=n_chroma)
+    if tuning is None:  # the estimate (piptrack) is host code: it reads a host copy of the spectrogram
+        tuning = estimate_tuning(S=_host_copy(x), sr=sr, bins_per_octave=n_chroma)
     params = _validate.ChromaParams(stft_p, bank_for(n_fft, tuning), norm, dtype)
     return chosen.chroma_stft(x, params)
 
