@@ -304,7 +304,7 @@ def test_cover_has_no_double_below_float64():
     from kernelkit.dialects import METAL, OPENCL
 
     specs = fk.cover(("f16", "f32"))
-    kinds = {fk.BankSpec, fk.ReduceMaxSpec, fk.ReduceClampedSpec, fk.LogAdjointSpec}
+    kinds = {fk.BankSpec, fk.ReduceMaxSpec, fk.ReduceClampedSpec, fk.LogAdjointSpec, fk.ColumnNormSpec}
     assert {type(s) for s in specs} == kinds
     for spec in specs:
         assert "double" not in fk.render(spec, METAL).source
