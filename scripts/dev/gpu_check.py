@@ -13,7 +13,8 @@
   one ``torch.compile(fullgraph=True)`` step.
 - ``timing``: batched 1-D and 2-D transforms on resident torch tensors, specux cuda vs torch.fft (cuFFT),
   timed with CUDA events; ratios specux / cuFFT (below 1: specux faster).
-- ``ops``: the generated ops (stft in all output modes, istft, melspectrogram, mfcc, lfcc, fftconvolve;
+- ``ops``: the generated ops (stft in all output modes, istft, melspectrogram, mfcc, lfcc, chroma_stft,
+  fftconvolve;
   1-D, batched, leading axes, non-contiguous) with ``backend=--backend`` against ``backend="cpu"``
   on the same data, at the bounds of specux/tests/conftest.py: numpy inputs in float32, float64 and float16
   storage (the CPU computes the same half values widened to float32), then cupy arrays and torch CUDA tensors,
@@ -317,6 +318,7 @@ OPS_TOL = {
     ("mfcc", "float32"): 1e-4, ("mfcc", "float64"): 1e-9,
     ("lfcc", "float32"): 1e-4, ("lfcc", "float64"): 1e-9,
     ("fftconvolve", "float32"): 1e-5, ("fftconvolve", "float64"): 1e-12,
+    ("chroma_stft", "float32"): 1e-5, ("chroma_stft", "float64"): 1e-10,
 }
 
 
@@ -373,6 +375,10 @@ def _ops_cases(rng) -> list[dict]:
         ("lfcc", "defaults", (sig(3, 16000),), lambda a, b: specux.lfcc(a[0], backend=b)),
         ("lfcc", "log_lf n_fft=512", (sig(2, 8000),),
          lambda a, b: specux.lfcc(a[0], n_fft=512, hop_length=160, log_lf=True, backend=b)),
+        ("chroma_stft", "22.05 kHz n_fft=2048 tuning given", (sig(2, 44100),),
+         lambda a, b: specux.chroma_stft(a[0], sr=22050, tuning=0.0, backend=b)),
+        ("chroma_stft", "16 kHz n_fft=512 tuning estimated, norm 2", (sig(3, 16000),),
+         lambda a, b: specux.chroma_stft(a[0], sr=16000, n_fft=512, hop_length=160, norm=2, backend=b)),
         ("fftconvolve", "1-D full, broadcast filter", (sig(3, 5000), sig(1, 64)),
          lambda a, b: specux.fftconvolve(a[0], a[1], mode="full", backend=b)),
         ("fftconvolve", "1-D same", (sig(4000), sig(301)),
@@ -431,7 +437,7 @@ def step_ops(out: Path, backend: str = "cuda") -> int:
         print(f"backend {backend} unavailable: {info.unavailable_reason}", flush=True)
         _write(out, "ops.json", {"backend": backend, "unavailable": info.unavailable_reason})
         return 1
-    generated = ("stft", "istft", "melspectrogram", "mfcc", "lfcc", "fftconvolve")
+    generated = ("stft", "istft", "melspectrogram", "mfcc", "lfcc", "chroma_stft", "fftconvolve")
     missing = [op for op in generated if op not in info.ops]
     print(f"backend {backend} serves {', '.join(info.ops)}; not served: {', '.join(missing) or 'none'}",
           flush=True)
