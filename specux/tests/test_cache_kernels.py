@@ -25,9 +25,9 @@ from specux._codegen import fft_plan, render
 
 def test_plan_and_table_caches_are_bounded():
     assert fft_plan.plan.cache_info().maxsize is not None
-    from specux._runtime import fft_exec
+    from specux._runtime import launch
 
-    assert fft_exec.program.cache_info().maxsize is not None
+    assert launch.program.cache_info().maxsize is not None
     assert runtime.MAX_TABLE_BYTES <= 2**30 and runtime.MAX_OBJECTS <= 4096
 
 

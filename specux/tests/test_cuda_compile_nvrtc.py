@@ -52,33 +52,29 @@ def _compile(job):
     return name, arch, ok, log
 
 
-def test_every_planned_kernel_compiles_to_cubin_for_sm80_sm90_and_sm100():
-    sources = {}
-    for spec in _specs():
-        ks = render(spec, CUDA)
-        sources[ks.source] = ks.name
+def _compile_all(kernels) -> list:
+    """Compile each distinct source of ``kernels`` (KernelSource) for every arch; assert none fails."""
+    sources = {ks.source: ks.name for ks in kernels}
     jobs = [(src, name, arch) for src, name in sources.items() for arch in ARCHS]
     # NVRTC releases the GIL while compiling, so threads use every core
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
         results = list(pool.map(_compile, jobs))
     failures = [f"{name} ({arch}):\n{log}" for name, arch, ok, log in results if not ok]
     assert not failures, "\n\n".join(failures[:3])
+    return results
+
+
+def test_every_planned_kernel_compiles_to_cubin_for_sm80_sm90_and_sm100():
+    results = _compile_all({render(spec, CUDA) for spec in _specs()})
     assert len(results) >= len(ARCHS) * 40  # the cover really holds the kernel variety
 
 
 def test_every_other_kernel_family_compiles_to_cubin_for_sm80_sm90_and_sm100():
     """stft framing, istft gather, filter banks, dB, DCT, fftconvolve: their structural covers in every
     storage."""
-    sources = {}
-    for family_render, spec in family_cover(("f16", "f32", "f64")):
-        ks = family_render(spec, CUDA)
-        sources[ks.source] = ks.name
-    jobs = [(src, name, arch) for src, name in sources.items() for arch in ARCHS]
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        results = list(pool.map(_compile, jobs))
-    failures = [f"{name} ({arch}):\n{log}" for name, arch, ok, log in results if not ok]
-    assert not failures, "\n\n".join(failures[:3])
-    assert sources, "no kernel family beyond the FFT was found"
+    covers = family_cover(("f16", "f32", "f64"))
+    results = _compile_all({family_render(spec, CUDA) for family_render, spec in covers})
+    assert results, "no kernel family beyond the FFT was found"
 
 
 def test_compile_error_carries_the_log():

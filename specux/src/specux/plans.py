@@ -94,9 +94,9 @@ def clear_caches() -> None:
     (``KERNELKIT_CACHE_DIR``) is left alone.
     """
     fft_plan.plan.cache_clear()
-    fft_exec = sys.modules.get("specux._runtime.fft_exec")
-    if fft_exec is not None:
-        fft_exec.program.cache_clear()
+    launch = sys.modules.get("specux._runtime.launch")  # every kernel family's rendered programs
+    if launch is not None:
+        launch.program.cache_clear()
     runtime = sys.modules.get("kernelkit.runtime")  # loaded with the first device runtime
     if runtime is not None:
         for rt in runtime.open_runtimes():

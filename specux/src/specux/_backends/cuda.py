@@ -193,13 +193,12 @@ class CudaBackend(GeneratedOps):
                 out = implementation(op)(rt, inputs, params)
         # the result's buffer is the library's memory: a session allocation (uint8) or, for an op that returns
         # a view of its input, that input itself
-        if library == "cupy":
-            raw = out.buf.array.reshape(-1).view(xp.uint8)[: out.nbytes]
-            if out.dtype == "complex32":  # cupy has no complex half: widen, as the numpy path does
-                return raw.view(xp.float16).astype(xp.float32).view(xp.complex64).reshape(out.shape)
-            return raw.view(out.dtype).reshape(out.shape)
         raw = out.buf.array.reshape(-1).view(xp.uint8)[: out.nbytes]
-        return raw.view(getattr(xp, out.dtype)).reshape(out.shape)
+        if library == "torch":
+            return raw.view(getattr(xp, out.dtype)).reshape(out.shape)
+        if out.dtype == "complex32":  # cupy has no complex half: widen, as the numpy path does
+            return raw.view(xp.float16).astype(xp.float32).view(xp.complex64).reshape(out.shape)
+        return raw.view(out.dtype).reshape(out.shape)
 
     # -- torch and cupy: in place on the caller's stream, allocated by the caller's library -----------
 

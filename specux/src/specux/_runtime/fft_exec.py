@@ -12,21 +12,20 @@ complex arrays of the compute precision laid out the same way, allocated per cal
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from kernelkit.dialects import Dialect
-from kernelkit.program import KernelSignature, LaunchConfig, Program
+from kernelkit.program import Program
 from kernelkit.runtime import DeviceRuntime
 from specux._codegen import fft_kernels, fft_plan
 from specux._codegen.fft_kernels import COMPLEX, ELEMENTWISE_BLOCK, HALF_SPECTRUM, HERMITIAN, REAL
 from specux._codegen.fft_plan import BluesteinPlan, FourStepPlan, LocalPlan, Plan
-from specux._runtime import device_array
+from specux._runtime import device_array, launch
 
 #: int32 indexing in the kernels: element offsets (in scalars) must stay below this
-MAX_INDEX = 2**31 - 1
+MAX_INDEX = launch.MAX_INDEX
 
 #: (in_mode, out_mode, flags) of each transform kind; flags bit 0 / 1 conjugate on load / store, which
 #: turns the generated forward transform into the inverse one
@@ -52,22 +51,15 @@ class IO:
     scale: float
 
 
-def _groups(count: int, per_group: int) -> int:
-    return max(1, -(-count // per_group))
-
-
-@lru_cache(maxsize=2048)
 def program(spec: object, dialect: Dialect) -> Program:
-    """The kernelkit program of one kernel spec in ``dialect`` (memoised: rendering is pure)."""
-    ks = fft_kernels.render(spec, dialect)
-    return Program(ks.source, dialect, (KernelSignature(ks.name, ks.params, (ks.block,)),), name=ks.name)
+    """The kernelkit program of one FFT kernel spec in ``dialect`` (memoised with every family's, in
+    :func:`specux._runtime.launch.program`)."""
+    return launch.program(fft_kernels.render, spec, dialect)
 
 
 def _launch(rt: DeviceRuntime, spec: object, groups: int, args: list[Any]) -> None:
     """Run ``groups`` blocks of the spec's kernel (compiled on first use) with ``args`` in parameter order."""
-    prog = program(spec, rt.dialect)
-    signature = prog.kernels[0]
-    rt.launch(rt.kernel(prog, signature.name), LaunchConfig((groups,), signature.block), args)
+    launch.run(rt, program(spec, rt.dialect), groups, args)
 
 
 def _table(rt: DeviceRuntime, kind: str, *args: Any) -> Any:
@@ -105,7 +97,7 @@ def _stockham(
         flags,
         scale,
     ]
-    _launch(rt, spec, _groups(nbatch, spec.rows), args)
+    _launch(rt, spec, launch.groups(nbatch, spec.rows), args)
 
 
 def execute(rt: DeviceRuntime, node: Plan, src: Any, dst: Any, io: IO) -> None:
@@ -173,7 +165,7 @@ def execute(rt: DeviceRuntime, node: Plan, src: Any, dst: Any, io: IO) -> None:
         _launch(
             rt,
             node.pre,
-            _groups(rows * m, ELEMENTWISE_BLOCK),
+            launch.groups(rows * m, ELEMENTWISE_BLOCK),
             [src, a, chirp, n, m, rows, inner, io.in_len * inner, io.in_mode, io.flags & 1],
         )
         row_io = IO(rows, 1, m, m, COMPLEX, COMPLEX, 0, 1.0)
@@ -181,7 +173,7 @@ def execute(rt: DeviceRuntime, node: Plan, src: Any, dst: Any, io: IO) -> None:
         _launch(
             rt,
             node.cmul,
-            _groups(rows * m, ELEMENTWISE_BLOCK),
+            launch.groups(rows * m, ELEMENTWISE_BLOCK),
             [b, _table(rt, "filter", n, m, prec), m, rows * m],
         )
         # the inverse of the convolution: conjugate in and out around the same forward kernels
@@ -189,7 +181,7 @@ def execute(rt: DeviceRuntime, node: Plan, src: Any, dst: Any, io: IO) -> None:
         _launch(
             rt,
             node.post,
-            _groups(rows * n, ELEMENTWISE_BLOCK),
+            launch.groups(rows * n, ELEMENTWISE_BLOCK),
             [a, dst, chirp, n, m, rows, inner, io.out_len * inner, io.out_mode, io.flags & 2, io.scale],
         )
     else:  # pragma: no cover

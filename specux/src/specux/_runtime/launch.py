@@ -36,12 +36,16 @@ def program(render: Render, spec: Any, dialect: Dialect) -> Program:
     return Program(ks.source, dialect, (KernelSignature(ks.name, ks.params, (ks.block,)),), name=ks.name)
 
 
-def launch(rt: DeviceRuntime, render: Render, spec: Any, n_groups: int, args: list[Any]) -> None:
-    """Run ``n_groups`` blocks of the spec's kernel (compiled on first use) with ``args`` in parameter
-    order."""
-    prog = program(render, spec, rt.dialect)
+def run(rt: DeviceRuntime, prog: Program, n_groups: int, args: list[Any]) -> None:
+    """Run ``n_groups`` blocks of the one kernel of ``prog`` (compiled on first use) with ``args`` in
+    parameter order."""
     signature = prog.kernels[0]
     rt.launch(rt.kernel(prog, signature.name), LaunchConfig((int(n_groups),), signature.block), args)
+
+
+def launch(rt: DeviceRuntime, render: Render, spec: Any, n_groups: int, args: list[Any]) -> None:
+    """:func:`run` the program of ``render(spec, rt.dialect)``."""
+    run(rt, program(render, spec, rt.dialect), n_groups, args)
 
 
 def check_index(public: str, *counts: int) -> None:
