@@ -114,11 +114,11 @@ def spectrogram_shape(S: Any, public: str) -> None:
         )
 
 
-def mel_norm(value: Any, name: str, public: str) -> Any:
-    """A mel bank's norm: "auto" (the derived default), None, "slaney" or a number > 0 or -inf (a p-norm;
-    np.inf for the maximum), else ValueError naming the parameter. A string such as "2" is refused, not read
-    as 2."""
-    if value is None or (isinstance(value, str) and value in ("auto", "slaney")):
+def mel_norm(value: Any, name: str, public: str, *, auto: bool = True) -> Any:
+    """A mel bank's norm: "auto" (the fronts' derived default; refused when ``auto`` is False), None,
+    "slaney" or a number > 0 or -inf (a p-norm; np.inf for the maximum), else ValueError naming the
+    parameter. A string such as "2" is refused, not read as 2."""
+    if value is None or (isinstance(value, str) and value in (("auto", "slaney") if auto else ("slaney",))):
         return value
     if is_number(value) and (float(value) > 0 or float(value) == -math.inf):
         return float(value)

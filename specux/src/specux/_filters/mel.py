@@ -93,13 +93,8 @@ def _mel_cached(
 
 
 def _norm_arg(norm: Any) -> Any:
-    if norm is None or (isinstance(norm, str) and norm == "slaney"):
-        return norm
-    if not (_validate.is_number(norm) and (norm > 0 or norm == -np.inf)):
-        raise ValueError(
-            f"mel: norm must be None, 'slaney' or a positive number (p-norm, np.inf); got {norm!r}"
-        )
-    return float(norm)
+    """The bank's norm: :func:`specux._validate.mel_norm`'s rules, without the fronts' "auto"."""
+    return _validate.mel_norm(norm, "norm", "mel", auto=False)
 
 
 def mel(
