@@ -15,6 +15,11 @@ import traceback
 import warnings
 from collections.abc import Sequence
 
+from vidmag._cli_options import PIPELINE_NAMES, UsageError, _Parser, add_pipeline_options
+from vidmag.commands import discovered
+
+__all__ = ["PIPELINE_NAMES", "UsageError", "build_parser", "main"]
+
 EXAMPLES = """\
 examples:
   vidmag magnify face.mp4 -o face-pulse.mp4 --preset face
@@ -41,32 +46,6 @@ examples:
   vidmag magnify wrist.mp4 -o wrist.mp4 --pipeline laplacian_iir \\
       --alpha 10 --lambda-c 16 --r1 0.4 --r2 0.05 --chrom-attenuation 0.1
 """
-
-# Pipeline parameters: option name -> (keyword of magnify_file, type, help).
-_PARAMETER_OPTIONS = (
-    ("--alpha", "alpha", float, "amplification factor"),
-    ("--level", "level", int, "Gaussian stack level (gaussian_ideal)"),
-    ("--lambda-c", "lambda_c", float, "spatial cut-off wavelength in pixels (laplacian pipelines)"),
-    ("--fl", "fl", float, "low end of the temporal pass band, Hz"),
-    ("--fh", "fh", float, "high end of the temporal pass band, Hz"),
-    ("--r1", "r1", float, "fast low-pass weight (laplacian_iir)"),
-    ("--r2", "r2", float, "slow low-pass weight (laplacian_iir)"),
-    ("--chrom-attenuation", "chrom_attenuation", float, "factor on the amplified chrominance (0 to 1)"),
-)
-
-PIPELINE_NAMES = ("gaussian_ideal", "laplacian_ideal", "laplacian_butterworth", "laplacian_iir")
-
-
-class UsageError(Exception):
-    """A mistake in how the command was called (exit status 2)."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, with usage errors as one line and exit status 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: error: {message} (see {self.prog} --help)")
-
 
 def _version() -> str:
     from vidmag import __version__
@@ -97,18 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     magnify.add_argument("input", metavar="IN", help="any video FFmpeg reads")
     magnify.add_argument("-o", "--output", metavar="OUT", required=True,
                          help="output file (.mp4, .m4v, .mov or .mkv); its directory must exist")
-    which = magnify.add_argument_group("what to compute")
-    which.add_argument("--preset", metavar="NAME", default=argparse.SUPPRESS,
-                       help="a preset from 'vidmag presets' (pipeline, fs and parameters)")
-    which.add_argument("--pipeline", choices=PIPELINE_NAMES, default=argparse.SUPPRESS)
-    for option, dest, kind, text in _PARAMETER_OPTIONS:
-        which.add_argument(option, dest=dest, type=kind, metavar="X", default=argparse.SUPPRESS, help=text)
-    which.add_argument("--fs", type=float, metavar="HZ", default=argparse.SUPPRESS,
-                       help="capture rate in Hz for the temporal filters (default: the preset's, else the "
-                       "container's frame rate; the output keeps the container's rate)")
-    which.add_argument("--compat", choices=("mit",), default=argparse.SUPPRESS,
-                       help="reproduce the MIT code's output, quirks included (takes the paper's literal "
-                       "values)")
+    add_pipeline_options(magnify.add_argument_group("what to compute"))
     how = magnify.add_argument_group("how")
     how.add_argument("--backend", metavar="NAME", default=argparse.SUPPRESS,
                      help="'auto' (default) or a name from 'vidmag backends'; a named backend that "
@@ -140,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="'auto' (default) or a backend name")
     demo.add_argument("--seconds", type=float, metavar="S", default=argparse.SUPPRESS,
                       help="length of the synthetic clip in seconds, 2.5 to 60 (default 10)")
+    for command in discovered():
+        command.add_parser(commands)
     return parser
 
 
@@ -243,7 +213,9 @@ def _main(argv: Sequence[str] | None) -> int:
             return _presets()
         if args.command == "backends":
             return _backends()
-        return _demo(args)
+        if args.command == "demo":
+            return _demo(args)
+        return next(c for c in discovered() if c.NAME == args.command).run(args)
     except UsageError as error:
         print(_one_line(error), file=sys.stderr)
         return 2
