@@ -71,6 +71,11 @@ SYNTHETIC_PARAMS = {
     "laplacian_ideal": dict(alpha=10.0, lambda_c=8.0, fl=1.5, fh=2.5, chrom_attenuation=0.5),
     "laplacian_butterworth": dict(alpha=10.0, lambda_c=8.0, fl=1.0, fh=3.0, chrom_attenuation=0.5),
     "laplacian_iir": dict(alpha=10.0, lambda_c=8.0, r1=0.4, r2=0.05, chrom_attenuation=0.5),
+    "riesz_ideal": dict(alpha=10.0, fl=1.5, fh=2.5, sigma=2.0),
+    "riesz_butterworth": dict(alpha=10.0, fl=1.0, fh=3.0, sigma=2.0),
+    "riesz_iir": dict(alpha=10.0, r1=0.4, r2=0.05, sigma=2.0),
+    "steerable_ideal": dict(alpha=10.0, fl=1.5, fh=2.5, sigma=2.0, orientations=4, bands_per_octave=1,
+                            attenuate_other_freq=False),
 }
 
 

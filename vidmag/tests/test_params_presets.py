@@ -12,7 +12,7 @@ from vidmag.params import check_parameters
 from vidmag.presets import PRESETS, Preset, preset_params
 
 NAMES = ["face", "face2_colour", "face2_motion", "baby", "wrist", "baby2", "guitar_e", "guitar_a", "subway",
-         "shadow", "camera"]
+         "shadow", "camera", "guitar_e_phase", "baby_phase"]
 
 
 def test_names_and_type():

@@ -10,6 +10,19 @@ import argparse
 
 from vidmag.params import PIPELINE_PARAMETERS
 
+
+def _flag(text: str) -> bool:
+    """A yes/no option value: yes, true, on, 1 or no, false, off, 0 (any case)."""
+    value = text.strip().lower()
+    if value in ("yes", "true", "on", "1"):
+        return True
+    if value in ("no", "false", "off", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected yes or no (true/false, on/off, 1/0), got {text!r}")
+
+
+_flag.__name__ = "yes/no"  # argparse names the type in its error message
+
 # Pipeline parameters: option name -> (keyword of magnify_file, type, help).
 _PARAMETER_OPTIONS = (
     ("--alpha", "alpha", float, "amplification factor"),
@@ -20,6 +33,13 @@ _PARAMETER_OPTIONS = (
     ("--r1", "r1", float, "fast low-pass weight (laplacian_iir)"),
     ("--r2", "r2", float, "slow low-pass weight (laplacian_iir)"),
     ("--chrom-attenuation", "chrom_attenuation", float, "factor on the amplified chrominance (0 to 1)"),
+    ("--sigma", "sigma", float, "amplitude-weighted smoothing of the phase in pixels, 0 for none (riesz_*, "
+     "steerable_ideal)"),
+    ("--orientations", "orientations", int, "orientations per scale (steerable_ideal: 4 octave, 8 "
+     "half-octave)"),
+    ("--bands-per-octave", "bands_per_octave", int, "1 (octave) or 2 (half-octave) (steerable_ideal)"),
+    ("--attenuate-other-freq", "attenuate_other_freq", _flag,
+     "yes: remove the motion outside the band (steerable_ideal)"),
 )
 
 #: Every pipeline name, from the one table of their parameters.

@@ -39,12 +39,18 @@ Either --preset (the paper's parameters for one of its clips; other options over
   laplacian_ideal         --alpha --lambda-c --fl --fh --chrom-attenuation
   laplacian_butterworth   --alpha --lambda-c --fl --fh --chrom-attenuation
   laplacian_iir           --alpha --lambda-c --r1 --r2 --chrom-attenuation
+  riesz_ideal             --alpha --fl --fh --sigma                  (phase-based, luminance only)
+  riesz_butterworth       --alpha --fl --fh --sigma
+  riesz_iir               --alpha --r1 --r2 --sigma
+  steerable_ideal         --alpha --fl --fh --sigma --orientations --bands-per-octave
+                          --attenuate-other-freq yes|no              (the slow reference)
 
 examples:
   vidmag magnify face.mp4 -o face-pulse.mp4 --preset face
   vidmag magnify face.mp4 -o face-pulse.mp4 --preset face --alpha 60 --backend cpu
   vidmag magnify wrist.mp4 -o wrist.mp4 --pipeline laplacian_iir \\
       --alpha 10 --lambda-c 16 --r1 0.4 --r2 0.05 --chrom-attenuation 0.1
+  vidmag magnify baby.mp4 -o baby-phase.mp4 --pipeline riesz_iir --alpha 20 --r1 0.4 --r2 0.04 --sigma 5
 """
 
 def _version() -> str:

@@ -29,11 +29,30 @@ PIPELINE_PARAMETERS: dict[str, tuple[str, ...]] = {
     "laplacian_ideal": ("alpha", "lambda_c", "fl", "fh", "chrom_attenuation"),
     "laplacian_butterworth": ("alpha", "lambda_c", "fl", "fh", "chrom_attenuation"),
     "laplacian_iir": ("alpha", "lambda_c", "r1", "r2", "chrom_attenuation"),
+    # phase-based (luminance only: chrominance passes through, so no chrom_attenuation)
+    "riesz_ideal": ("alpha", "fl", "fh", "sigma"),
+    "riesz_butterworth": ("alpha", "fl", "fh", "sigma"),
+    "riesz_iir": ("alpha", "r1", "r2", "sigma"),
+    "steerable_ideal": (
+        "alpha", "fl", "fh", "sigma", "orientations", "bands_per_octave", "attenuate_other_freq",
+    ),
 }
+
+#: The phase-based pipelines (Riesz pyramid, complex steerable pyramid): the cpu backend runs them.
+PHASE_PIPELINES = ("riesz_ideal", "riesz_butterworth", "riesz_iir", "steerable_ideal")
+
+#: The backends that run the phase-based pipelines.
+PHASE_BACKENDS = ("cpu",)
+
+#: The pipelines with a causal Butterworth filter (fl > 0, fh < fs / 2).
+_BUTTERWORTH = ("laplacian_butterworth", "riesz_butterworth")
+
+#: The most orientations steerable_ideal takes (the MIT code uses 4 and 8).
+MAX_ORIENTATIONS = 16
 
 #: The pipelines that can run on a live stream: their temporal filters are causal (each output frame needs
 #: only the frames up to it). The ideal ones filter each pixel's whole series at once (an FFT along time).
-STREAMING_PIPELINES = ("laplacian_butterworth", "laplacian_iir")
+STREAMING_PIPELINES = ("laplacian_butterworth", "laplacian_iir", "riesz_butterworth", "riesz_iir")
 
 #: The names ``compat`` accepts.
 COMPAT_MODES = (None, "mit")
@@ -132,10 +151,13 @@ def check_parameters(pipeline: str, fs: Any, compat: Any, params: dict[str, Any]
     if alpha < 0:
         raise ValueError(f"alpha must be >= 0, got {alpha}")
     out["alpha"] = alpha
-    ca = check_number("chrom_attenuation", params["chrom_attenuation"])
-    if ca < 0:
-        raise ValueError(f"chrom_attenuation must be >= 0, got {ca}")
-    out["chrom_attenuation"] = ca
+    if "chrom_attenuation" in expected:
+        ca = check_number("chrom_attenuation", params["chrom_attenuation"])
+        if ca < 0:
+            raise ValueError(f"chrom_attenuation must be >= 0, got {ca}")
+        out["chrom_attenuation"] = ca
+    if pipeline in PHASE_PIPELINES:
+        out.update(_check_phase(pipeline, compat, params))
     if "lambda_c" in expected:
         lambda_c = check_number("lambda_c", params["lambda_c"])
         if lambda_c <= 0:
@@ -163,14 +185,43 @@ def check_parameters(pipeline: str, fs: Any, compat: Any, params: dict[str, Any]
     return {"fs": fs, **out}
 
 
+def _check_phase(pipeline: str, compat: str | None, params: dict[str, Any]) -> dict[str, Any]:
+    """sigma, and steerable_ideal's orientations, bands_per_octave, attenuate_other_freq."""
+    # compat="mit" on the Riesz pipelines (no MIT code: the ICCP 2014 paper gives pseudocode) takes only what
+    # both MIT codes share, Octave's 5-decimal ntsc2rgb matrix; on steerable_ideal it is phaseAmplify's filter
+    sigma = check_number("sigma", params["sigma"])
+    if sigma < 0:
+        raise ValueError(f"sigma must be >= 0 pixels (0: no amplitude-weighted smoothing), got {sigma}")
+    out: dict[str, Any] = {"sigma": sigma}
+    if pipeline == "steerable_ideal":
+        value = params["orientations"]
+        try:
+            orientations = check_integer("orientations", value)
+        except ValueError:
+            orientations = 0
+        if not 1 <= orientations <= MAX_ORIENTATIONS:
+            raise ValueError(f"orientations must be an integer from 1 to {MAX_ORIENTATIONS}, got {value!r}")
+        value = params["bands_per_octave"]
+        try:
+            bands = check_integer("bands_per_octave", value)
+        except ValueError:
+            bands = 0
+        if bands not in (1, 2):
+            raise ValueError(f"bands_per_octave must be 1 (octave) or 2 (half-octave), got {value!r}")
+        out.update(orientations=orientations, bands_per_octave=bands,
+                   attenuate_other_freq=check_bool("attenuate_other_freq", params["attenuate_other_freq"]))
+    return out
+
+
 def _check_band(pipeline: str, fs: float, compat: str | None, fl: Any, fh: Any) -> dict[str, float]:
     fl, fh = check_number("fl", fl), check_number("fh", fh)
-    butter = pipeline == "laplacian_butterworth"
+    # the MIT phase code's FIR filter (fir1) needs 0 < fl and fh < fs / 2 like a Butterworth one
+    butter = pipeline in _BUTTERWORTH or (pipeline == "steerable_ideal" and compat == "mit")
     if fl < 0 or (butter and fl == 0):
         raise ValueError(f"fl must be {'> 0' if butter else '>= 0'} Hz, got {fl}")
     if fl >= fh:
         raise ValueError(f"fl must be < fh; got fl = {fl} Hz, fh = {fh} Hz")
-    if compat == "mit":
+    if compat == "mit" and pipeline not in PHASE_PIPELINES:
         # butter(1, f / fs) needs Wn = f / fs < 1; the MIT ideal filter reads any band of bins 0 .. n - 1.
         if butter and fh >= fs:
             raise ValueError(f"fh must be < fs = {fs} Hz under compat='mit' (butter(1, fh / fs)), got {fh}")
@@ -185,14 +236,14 @@ def _check_band(pipeline: str, fs: float, compat: str | None, fl: Any, fh: Any) 
 
 def min_frames(pipeline: str, compat: str | None) -> int:
     """Fewest input frames a pipeline accepts: 1, or under ``compat="mit"`` enough for one output frame."""
-    if compat != "mit":
+    if compat != "mit" or pipeline in PHASE_PIPELINES:
         return 1
     return MIT_UNREAD_TAIL + (2 if pipeline == "laplacian_ideal" else 1)
 
 
 def output_frames(pipeline: str, compat: str | None, n_frames: int) -> int:
-    """Number of output frames for ``n_frames`` input frames."""
-    if compat != "mit":
+    """Number of output frames for ``n_frames`` input frames (the MIT phase code writes them all)."""
+    if compat != "mit" or pipeline in PHASE_PIPELINES:
         return n_frames
     return n_frames - MIT_UNREAD_TAIL - (1 if pipeline == "laplacian_ideal" else 0)
 
@@ -201,7 +252,7 @@ def check_frame_count(pipeline: str, compat: str | None, n_frames: int) -> None:
     """Raise ``ValueError`` (naming ``frames``) if ``n_frames`` is too few for the pipeline."""
     need = min_frames(pipeline, compat)
     if n_frames < need:
-        why = "" if compat != "mit" else " (the MIT code leaves the last 10 unread)"
+        why = " (the MIT code leaves the last 10 unread)" if need > 1 else ""
         raise ValueError(f"frames: {pipeline} needs at least {need} frame(s){why}, got {n_frames}")
 
 
@@ -238,8 +289,14 @@ class Plan:
     @property
     def streams(self) -> bool:
         """Whether the pipeline can run on a live stream, frame by frame (``backend.open(plan)``): True for
-        laplacian_butterworth and laplacian_iir, False for the ideal pipelines, which need the whole clip."""
+        laplacian_butterworth, laplacian_iir, riesz_butterworth and riesz_iir, False for the ideal pipelines,
+        which need the whole clip."""
         return self.pipeline in STREAMING_PIPELINES
+
+    @property
+    def phase(self) -> bool:
+        """Whether the pipeline is a phase-based one (Riesz or complex steerable pyramid)."""
+        return self.pipeline in PHASE_PIPELINES
 
     @property
     def mit(self) -> bool:

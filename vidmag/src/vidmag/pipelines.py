@@ -21,10 +21,32 @@ from vidmag._reference.colour import to_uint8
 from vidmag._reference.pipelines import MIT_UNREAD_TAIL
 from vidmag.backend import registry
 from vidmag.backend.stream import Stream
-from vidmag.params import PIPELINE_PARAMETERS, check_bool, check_frame_count, make_plan, output_frames
+from vidmag.params import (
+    PHASE_BACKENDS,
+    PHASE_PIPELINES,
+    PIPELINE_PARAMETERS,
+    check_bool,
+    check_frame_count,
+    make_plan,
+    output_frames,
+)
 
-#: The four pipelines, by vidmag name.
+#: The pipelines, by vidmag name: the four linear (Eulerian) ones and the four phase-based ones.
 PIPELINES = tuple(PIPELINE_PARAMETERS)
+
+
+def _select(backend: str, pipeline: str):
+    """``vidmag.backend.select``, for a pipeline: the phase-based ones run on :data:`PHASE_BACKENDS` only,
+    which "auto" then picks; any other backend named for them is an error naming the ones that run them."""
+    if pipeline in PHASE_PIPELINES:
+        if backend == "auto":
+            backend = PHASE_BACKENDS[0]
+        elif backend in registry.names() and backend not in PHASE_BACKENDS:
+            raise _backend.BackendUnavailableError(
+                f"backend {backend!r} does not run {pipeline}: the phase-based pipelines run on "
+                f"{', '.join(PHASE_BACKENDS)} (backend='auto' picks it)"
+            )
+    return _backend.select(backend)
 
 #: :class:`SaturationWarning` is given when the share of output bytes at 0 or 255 exceeds the input's share
 #: by more than this (a fraction of all bytes: 0.01 is one percentage point).
@@ -109,7 +131,10 @@ def run(
     fs : float
         Sampling rate of the frames in Hz (the capture rate; the iir pipeline does not use it).
     pipeline : str
-        ``"gaussian_ideal"``, ``"laplacian_ideal"``, ``"laplacian_butterworth"`` or ``"laplacian_iir"``.
+        ``"gaussian_ideal"``, ``"laplacian_ideal"``, ``"laplacian_butterworth"``, ``"laplacian_iir"``
+        (linear), or the phase-based ``"riesz_ideal"``, ``"riesz_butterworth"``, ``"riesz_iir"``,
+        ``"steerable_ideal"`` (luminance only; the cpu backend runs them, and ``backend="auto"`` picks it for
+        them).
     backend : str
         ``"auto"`` or a backend name (see ``vidmag.backend.select``).
     compat : None or "mit"
@@ -122,7 +147,9 @@ def run(
         check happens when the stream ends) and useful to a progress display.
     **params
         The pipeline's parameters: ``alpha``, ``level`` (gaussian), ``lambda_c`` (laplacian), ``fl``, ``fh``
-        (ideal and butterworth, Hz), ``r1``, ``r2`` (iir), ``chrom_attenuation``.
+        (ideal and butterworth, Hz), ``r1``, ``r2`` (iir), ``chrom_attenuation`` (linear pipelines); ``sigma``
+        (phase pipelines: the amplitude-weighted smoothing of the phase, pixels), ``orientations``,
+        ``bands_per_octave`` (1 or 2), ``attenuate_other_freq`` (steerable_ideal). See docs/vidmag/phase.md.
 
     Returns
     -------
@@ -172,7 +199,7 @@ def run(
     plan = make_plan(
         pipeline, fs=fs, compat=compat, params=params, frame_shape=first.shape, n_frames=n_frames
     )
-    _, chosen = _backend.select(backend)
+    _, chosen = _select(backend, plan.pipeline)
     calls = [0]
     counts: list[int] = []
 
@@ -207,7 +234,9 @@ def run(
 
     def semantic_source() -> Iterator[np.ndarray]:
         passes[0] += 1
-        stream = _drop_last(frames_read(), MIT_UNREAD_TAIL) if plan.mit else frames_read()
+        # the MIT phase code reads every frame; the linear MIT code leaves the last 10 unread
+        unread = plan.mit and not plan.phase
+        stream = _drop_last(frames_read(), MIT_UNREAD_TAIL) if unread else frames_read()
         return counted(stream) if passes[0] == 1 else stream
 
     def produce() -> Iterator[np.ndarray]:
@@ -288,6 +317,11 @@ def magnify(
     """
     progress = check_bool("progress", progress)
     owner = _backend.owner(frames)  # looks in sys.modules; imports no library
+    if owner is not None and pipeline in PHASE_PIPELINES and backend in ("auto", owner):
+        raise ValueError(
+            f"pipeline {pipeline} runs on backend {', '.join(PHASE_BACKENDS)} only, not on {owner} "
+            f"(where this clip lives): pass a NumPy array, or backend='cpu' for a tensor in host memory"
+        )
     if owner is not None:
         module = registry.backend_module(owner)
         if backend in ("auto", owner):
@@ -334,8 +368,8 @@ def open_stream(
     frame_shape : tuple of int
         Shape of every frame, (H, W, 3).
     fs, pipeline, backend, compat, **params
-        As :func:`run`; ``pipeline`` must be one that streams, ``"laplacian_butterworth"`` or
-        ``"laplacian_iir"``.
+        As :func:`run`; ``pipeline`` must be one that streams: ``"laplacian_butterworth"``,
+        ``"laplacian_iir"``, ``"riesz_butterworth"`` or ``"riesz_iir"`` (the last two on the cpu backend).
     batch : int, optional
         The most frames one device call works on (a larger push is done in pieces of this many); ``None``:
         the backend's batch size. Smaller bounds the latency of a large push, not of a single frame.
@@ -371,5 +405,5 @@ def open_stream(
         raise TypeError(f"frame_shape must be a tuple of ints (H, W, 3), got {frame_shape!r}")
     plan = make_plan(pipeline, fs=fs, compat=compat, params=params, frame_shape=tuple(frame_shape),
                      batch=batch)
-    _, chosen = _backend.select(backend)
+    _, chosen = _select(backend, plan.pipeline)
     return chosen.open(plan)

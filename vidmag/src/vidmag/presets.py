@@ -3,7 +3,9 @@
 ``Preset.paper`` holds the literal values of the MIT ``reproduceResults.m`` (what ``compat="mit"`` takes as
 they are); ``Preset.params`` the values that give the paper's results under the default semantics: the ideal
 filter there passes its band with gain 1 instead of 0.5, so alpha is halved, and Butterworth cut-offs are in
-Hz instead of fractions of the Nyquist rate, so they are halved.
+Hz instead of fractions of the Nyquist rate, so they are halved. The phase-based presets come from the MIT
+phase code's ``reproduceResults.m`` (SIGGRAPH 2013), whose band-pass has gain 1 already: their values are the
+same under both semantics.
 """
 
 from __future__ import annotations
@@ -76,6 +78,14 @@ _ALL = [
     _preset("camera", "laplacian_butterworth", 300,
             "camera: shutter vibration at 300 fps (paper cut-offs 45, 100).",
             alpha=150, lambda_c=20, fl=45, fh=100, chrom_attenuation=0),
+    # phase-based (the MIT phase code's reproduceResults.m; only the clips of shared/data/clips)
+    _preset("guitar_e_phase", "steerable_ideal", 600,
+            "guitar.mp4, E string (82 Hz), phase-based: half-octave pyramid, 8 orientations, sigma 2.",
+            alpha=25, fl=72, fh=92, sigma=2, orientations=8, bands_per_octave=2, attenuate_other_freq=False),
+    _preset("baby_phase", "riesz_iir", 30,
+            "baby.mp4: breathing, phase-based; the MIT phase code runs differenceOfIIR (r 0.4 and 0.04) on a "
+            "quarter-octave steerable pyramid with sigma 5, here the Riesz pyramid.",
+            alpha=20, r1=0.4, r2=0.04, sigma=5),
 ]
 
 #: Preset name -> :class:`Preset`.

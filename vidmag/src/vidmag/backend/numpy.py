@@ -3,18 +3,22 @@
 This is the oracle every other backend is compared with, so it adds nothing to the reference's maths: it
 only batches, and works the whole-clip band-pass in pieces of pixels, on a stack kept as the batches it was
 built from, so that its memory stays at one copy of the filtered levels.
+
+It also runs the phase-based pipelines (riesz_*, steerable_ideal) straight from their references
+(``_reference.riesz``, ``_reference.steerable``): :class:`CpuBackend` routes their plans there, and
+:class:`PhaseStream` is the live stream of riesz_butterworth and riesz_iir.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
-from vidmag._reference import colour, pyramid, resize, temporal
-
-if TYPE_CHECKING:
-    from vidmag.backend.generic import Backend
+from vidmag._reference import colour, pyramid, resize, riesz, steerable, temporal
+from vidmag.backend.generic import Backend, bind
+from vidmag.params import Plan
 
 #: Complex values one piece of the band-pass may hold (2**21 complex128 = 32 MiB).
 _BANDPASS_PIECE = 2**21
@@ -144,13 +148,106 @@ class NumpyOperations:
         return out, state
 
 
+def _riesz_stream(plan: Plan) -> riesz.RieszStream:
+    p = plan.params
+    kind = "butterworth" if plan.pipeline == "riesz_butterworth" else "iir"
+    band = {k: p[k] for k in ("fl", "fh", "r1", "r2") if k in p}
+    return riesz.RieszStream(kind, fs=plan.fs, alpha=p["alpha"], sigma=p["sigma"], mit=plan.mit, **band)
+
+
+def phase_frames(plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[np.ndarray]:
+    """A phase-based pipeline over a frame source: uint8 (H, W, 3) frames out, one per frame in.
+
+    riesz_butterworth / riesz_iir read the frames once, as the stream does; riesz_ideal twice (it keeps the
+    accumulated phase of the clip); steerable_ideal, the slow reference, holds the whole clip.
+    """
+    p = plan.params
+    if plan.pipeline in ("riesz_butterworth", "riesz_iir"):
+        stream = _riesz_stream(plan)
+        return (stream.push(frame) for frame in source())
+    if plan.pipeline == "riesz_ideal":
+        return riesz.riesz_ideal_frames(source, fs=plan.fs, alpha=p["alpha"], fl=p["fl"], fh=p["fh"],
+                                        sigma=p["sigma"], mit=plan.mit)
+    if plan.pipeline == "steerable_ideal":
+        return iter(steerable.steerable_magnify(np.stack(list(source())), fs=plan.fs, mit=plan.mit, **p))
+    raise ValueError(f"{plan.pipeline} is not a phase-based pipeline")
+
+
+class PhaseStream:
+    """The live stream of riesz_butterworth / riesz_iir on the cpu backend, with the interface of
+    :class:`vidmag.backend.stream.Stream`: ``push`` one frame (H, W, 3), a batch (n, H, W, 3) or a list of
+    frames, get as many magnified frames back; frame 0 comes out as its input bytes. Its frames equal the
+    whole-clip run's.
+    """
+
+    def __init__(self, plan: Plan, *, name: str = "cpu"):
+        self.plan, self.name = plan, name
+        self.batch = plan.batch or 1
+        self.frames_pushed = 0
+        self._stream: riesz.RieszStream | None = _riesz_stream(plan)
+
+    @property
+    def closed(self) -> bool:
+        return self._stream is None
+
+    def push(self, frames: Any) -> np.ndarray:
+        if self._stream is None:
+            raise ValueError(f"push on a closed stream ({self.plan.pipeline} on backend {self.name!r})")
+        shape = (self.plan.height, self.plan.width, 3)
+        single = isinstance(frames, np.ndarray) and frames.ndim == 3
+        group = [np.asarray(f) for f in (frames[None] if single else frames)]
+        for i, f in enumerate(group):
+            if f.dtype != np.uint8 or f.shape != shape:
+                raise ValueError(f"frames: frame {i} must be uint8 {shape}, got {f.dtype} {f.shape}")
+        out = np.empty((len(group), *shape), dtype=np.uint8)
+        for i, frame in enumerate(group):
+            out[i] = self._stream.push(frame)
+            self.frames_pushed += 1
+        return out[0] if single else out
+
+    def close(self) -> None:
+        self._stream = None
+
+    def __enter__(self) -> PhaseStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{self.frames_pushed} frames pushed"
+        size = f"{self.plan.height}x{self.plan.width}"
+        return f"<vidmag Stream {self.plan.pipeline} on {self.name!r}, {size}, {state}>"
+
+
+class CpuBackend(Backend):
+    """The generic pipelines over :class:`NumpyOperations`, and the phase-based pipelines from their
+    references."""
+
+    def run(self, plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[np.ndarray]:
+        if plan.phase:
+            return phase_frames(plan, source)
+        return super().run(plan, source)
+
+    def open(self, plan: Plan) -> Any:
+        if plan.phase:
+            if not plan.streams:
+                raise ValueError(
+                    f"{plan.pipeline} cannot stream: its ideal band-pass filters each coefficient's phase "
+                    "over the whole clip, so no output frame exists before the last input frame has arrived; "
+                    "for a live stream use riesz_butterworth or riesz_iir"
+                )
+            return PhaseStream(plan, name=self.name)
+        return super().open(plan)
+
+
 def probe() -> str | None:
     """The cpu backend runs wherever NumPy does."""
     return None
 
 
 def create() -> Backend:
-    """The cpu backend: the generic pipelines over :class:`NumpyOperations`."""
-    from vidmag.backend.generic import bind
-
-    return bind(NumpyOperations(), name="cpu")
+    """The cpu backend: the generic pipelines over :class:`NumpyOperations`, the phase-based ones from their
+    references."""
+    checked = bind(NumpyOperations(), name="cpu")  # the check that the operations are complete
+    return CpuBackend(checked.name, checked.operations)
