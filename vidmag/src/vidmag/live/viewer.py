@@ -155,6 +155,7 @@ class Viewer:
         self.host = host
         self._requested_port = int(port)
         self._port: int | None = None
+        self._addresses: list[tuple[str, int]] = []
         self._interval = 1.0 / stream_fps
 
         self._lock = threading.Lock()
@@ -207,6 +208,13 @@ class Viewer:
         if self._port is None:
             raise RuntimeError("the viewer is not serving; call start() first")
         return self._port
+
+    @property
+    def addresses(self) -> list[tuple[str, int]]:
+        """The bound sockets' ``(address, port)``: one per address `host` resolves to."""
+        if not self._addresses:
+            raise RuntimeError("the viewer is not serving; call start() first")
+        return list(self._addresses)
 
     @property
     def url(self) -> str:
@@ -314,9 +322,10 @@ class Viewer:
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=_SHUTDOWN_TIMEOUT)
         await runner.setup()
         try:
-            site = web.TCPSite(runner, self.host, self._requested_port, shutdown_timeout=_SHUTDOWN_TIMEOUT)
+            site = web.TCPSite(runner, self.host, self._requested_port)
             await site.start()
-            self._port = int(runner.addresses[0][1])
+            self._addresses = [(str(a[0]), int(a[1])) for a in runner.addresses]
+            self._port = self._addresses[0][1]
             self._ready.set()
             encoder = asyncio.ensure_future(self._encode_loop())
             await self._stop.wait()

@@ -173,5 +173,7 @@ for (const id of ["original", "magnified"]) {
   });
 }
 
+// Enter in a number box commits it (a change event); the form itself is never submitted.
+$("params").addEventListener("submit", (event) => event.preventDefault());
 updateControls({});
 poll();
