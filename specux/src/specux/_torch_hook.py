@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from specux import _arrays
+from specux._dask import dask_route
 from specux.errors import UnsupportedOperationError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -90,6 +91,7 @@ def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F],
                 )
             return fn(*args, **kwargs)
 
-        return wrapper  # type: ignore[return-value]
+        # dask arrays build a lazy graph of calls of this same front (specux._dask)
+        return dask_route(op, fn)(wrapper)  # type: ignore[return-value]
 
     return decorate

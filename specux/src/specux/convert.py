@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from specux import _arrays, _validate
+from specux._dask import dask_route
 from specux.errors import user_stacklevel
 
 __all__ = [
@@ -242,6 +243,7 @@ def _power_to_db_numpy(
     return log_spec
 
 
+@dask_route("power_to_db")
 def power_to_db(
     S: Any, *, ref: float | Callable = 1.0, amin: float = 1e-10, top_db: float | None = 80.0
 ) -> Any:
@@ -271,6 +273,7 @@ def power_to_db(
     return _arrays.like(_power_to_db_numpy(x, ref, amin, top_db), S)
 
 
+@dask_route("amplitude_to_db")
 def amplitude_to_db(
     S: Any, *, ref: float | Callable = 1.0, amin: float = 1e-5, top_db: float | None = 80.0
 ) -> Any:
@@ -289,6 +292,7 @@ def amplitude_to_db(
     return _arrays.like(out, S)
 
 
+@dask_route("db_to_power")
 def db_to_power(S_db: Any, *, ref: float = 1.0) -> Any:
     """Decibels to power: ``ref * 10 ** (S_db / 10)``. Backends: cpu."""
     ref = _validate.real(ref, "ref", "db_to_power", finite=False)
@@ -296,6 +300,7 @@ def db_to_power(S_db: Any, *, ref: float = 1.0) -> Any:
     return _arrays.like(ref * np.power(x.dtype.type(10.0) if x.dtype.kind == "f" else 10.0, 0.1 * x), S_db)
 
 
+@dask_route("db_to_amplitude")
 def db_to_amplitude(S_db: Any, *, ref: float = 1.0) -> Any:
     """Decibels to amplitude: ``ref * 10 ** (S_db / 20)``. Backends: cpu."""
     ref = _validate.real(ref, "ref", "db_to_amplitude", finite=False)
