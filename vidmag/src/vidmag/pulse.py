@@ -1,0 +1,665 @@
+"""Heart rate from the colour of a region of a video: POS, CHROM and the green channel, with a quality index.
+
+The light a face reflects changes with the blood volume under the skin, by a fraction of a percent per
+heartbeat, most in green. The mean colour of a region of interest (ROI), frame by frame, is the "trace"; a
+method turns the trace into one pulse signal; the heart rate is the strongest frequency of that signal within
+a band (0.7 to 4 Hz, 42 to 240 beats per minute, by default) and the quality index says how much of the band's
+power lies at that rate and its first harmonic.
+
+Methods (``method=``):
+
+``"pos"``
+    Plane-Orthogonal-to-Skin (Wang, den Brinker, Stuijk & de Haan, "Algorithmic principles of remote PPG",
+    IEEE TBME 64(7), 2017): in windows of 1.6 s, sliding by one frame, the trace is divided by its mean,
+    projected onto the plane orthogonal to the skin tone (``G - B`` and ``-2R + G + B``), the two
+    projections are combined with the ratio of their spreads (``h = S1 + (std S1 / std S2) S2``), and the
+    windows' zero-mean results are overlap-added.
+``"chrom"``
+    Chrominance (de Haan & Jeanne, "Robust pulse rate from chrominance-based rPPG", IEEE TBME 60(10), 2013):
+    the trace divided by its running mean (1.6 s) gives ``X = 3R - 2G`` and ``Y = 1.5R + G - 1.5B``, both
+    band-passed; in Hann windows of 1.6 s with half overlap ``S = X - (std X / std Y) Y``, overlap-added.
+``"green"``
+    The green channel divided by its mean (Verkruysse, Svaasand & Nelson, Opt. Express 16(26), 2008).
+
+Every pulse signal is band-passed (Butterworth, order 3, forward and backward) to ``band`` before its
+spectrum is read. The rate is the peak of the Hann-windowed, zero-padded spectrum within the band, refined
+between bins by a parabola through the log magnitudes. The quality index is de Haan & Jeanne's SNR with the
+estimated rate in place of a reference: the power within ``max(0.1 Hz, 2 / duration)`` of the rate and of
+twice the rate, over the rest of the band's power, in dB (the half-width covers the Hann window's main lobe).
+
+No face detector is shipped: give the region as a rectangle, or as a callable that finds it in the first
+frame (a detector of your choice, for example OpenCV's or MediaPipe's).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+from scipy import signal as sps
+
+from vidmag.params import check_number
+
+__all__ = [
+    "METHODS",
+    "PulseEstimate",
+    "PulseMeter",
+    "PulseReading",
+    "estimate",
+    "from_trace",
+    "heart_rate",
+    "min_frames",
+    "pulse_signal",
+    "roi_means",
+]
+
+#: The pulse methods, in the order of the rPPG benchmarks' preference.
+METHODS = ("pos", "chrom", "green")
+#: Length of the methods' short windows, s (both papers' 1.6 s: 32 frames at 20 frames/s).
+METHOD_WINDOW_S = 1.6
+_BAND_ORDER = 3
+_MIN_HALF_WIDTH_HZ = 0.1
+
+#: A region: a rectangle (x, y, w, h), a callable that finds one in a frame, or None (the whole frame).
+Roi = Union[tuple[int, int, int, int], Callable[[np.ndarray], tuple[int, int, int, int]], None]  # noqa: UP007
+
+
+@dataclass(frozen=True)
+class PulseEstimate:
+    """The heart rate of a clip, and how it was read.
+
+    Attributes
+    ----------
+    bpm : float
+        Heart rate over the whole clip, beats per minute (NaN when the signal is flat, e.g. a black region).
+    quality_db : float
+        The SNR of the peak and its first harmonic against the rest of the band, dB (-inf for a flat signal).
+    signal : numpy.ndarray
+        (T,) the band-passed pulse signal, float64, one sample per frame.
+    trace : numpy.ndarray
+        (T, 3) the region's mean colour (R, G, B) per frame, in the frames' units.
+    fs : float
+        Frame rate, Hz.
+    method : str
+        One of :data:`METHODS`.
+    roi : tuple of int
+        The region ``(x, y, w, h)`` that was read.
+    times : numpy.ndarray
+        (K,) centre of each analysis window, s from the first frame. Without ``window``, one entry: the clip.
+    bpm_series, quality_series : numpy.ndarray
+        (K,) the rate and the quality of each window.
+    """
+
+    bpm: float
+    quality_db: float
+    signal: np.ndarray
+    trace: np.ndarray
+    fs: float
+    method: str
+    roi: tuple[int, int, int, int]
+    times: np.ndarray
+    bpm_series: np.ndarray
+    quality_series: np.ndarray
+
+
+@dataclass(frozen=True)
+class PulseReading:
+    """One reading of a :class:`PulseMeter`: the rate over its last window.
+
+    Attributes
+    ----------
+    bpm, quality_db : float
+        As in :class:`PulseEstimate`, over the window.
+    time : float
+        Time of the newest frame in the window, s from the first frame pushed (``(n - 1) / fs``).
+    trace : numpy.ndarray
+        (N, 3) the region's mean colour over the window (the colour signal to plot), oldest first.
+    signal : numpy.ndarray
+        (N,) the window's band-passed pulse signal.
+    fs : float
+        Frame rate, Hz.
+    method : str
+        One of :data:`METHODS`.
+    """
+
+    bpm: float
+    quality_db: float
+    time: float
+    trace: np.ndarray
+    signal: np.ndarray
+    fs: float
+    method: str
+
+
+# --- checks -----------------------------------------------------------------------------------------------
+
+
+def _check_fs(fs: Any) -> float:
+    fs = check_number("fs", fs)
+    if fs <= 0:
+        raise ValueError(f"fs must be > 0 Hz, got {fs}")
+    return fs
+
+
+def _check_method(method: Any) -> str:
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(repr(m) for m in METHODS)}; got {method!r}")
+    return method
+
+
+def _check_band(band: Any, fs: float) -> tuple[float, float]:
+    if isinstance(band, (str, bytes)) or not isinstance(band, Iterable):
+        raise TypeError(f"band must be a pair (low, high) of frequencies in Hz, got {band!r}")
+    band = tuple(band)
+    if len(band) != 2:
+        raise ValueError(f"band must be a pair (low, high) of frequencies in Hz, got {band!r}")
+    low, high = check_number("band[0]", band[0]), check_number("band[1]", band[1])
+    if not 0 < low < high < fs / 2:
+        raise ValueError(
+            f"band must satisfy 0 < low < high < fs / 2 = {fs / 2:g} Hz (the Nyquist frequency), "
+            f"got ({low:g}, {high:g})"
+        )
+    return low, high
+
+
+def _roi_form(roi: Any) -> tuple[int, int, int, int]:
+    # A rectangle's form, before any frame says whether it fits.
+    if isinstance(roi, (str, bytes)) or not isinstance(roi, Iterable):
+        raise TypeError(f"roi must be None, a rectangle (x, y, w, h) in pixels or a callable, got {roi!r}")
+    values = tuple(roi)
+    if len(values) != 4 or not all(
+        isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in values
+    ):
+        raise TypeError(f"roi must be a rectangle of four integers (x, y, w, h), got {roi!r}")
+    x, y, w, h = (int(v) for v in values)
+    if w < 1 or h < 1 or x < 0 or y < 0:
+        raise ValueError(f"roi (x, y, w, h) = {(x, y, w, h)} needs x, y >= 0 and w, h >= 1")
+    return x, y, w, h
+
+
+def _check_roi(roi: Any, frame: np.ndarray) -> tuple[int, int, int, int]:
+    height, width = frame.shape[:2]
+    if roi is None:
+        return 0, 0, width, height
+    if callable(roi):
+        found = roi(frame)
+        try:
+            if found is None or callable(found):
+                raise TypeError(f"expected a rectangle (x, y, w, h), got {found!r}")
+            return _check_roi(found, frame)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"the roi callable returned an unusable region: {error}") from None
+    x, y, w, h = _roi_form(roi)
+    if x + w > width or y + h > height:
+        raise ValueError(
+            f"roi (x, y, w, h) = {(x, y, w, h)} must lie inside the {width} x {height} frame "
+            f"(x + w <= {width}, y + h <= {height})"
+        )
+    return x, y, w, h
+
+
+def _check_frame(frame: Any, name: str, shape: tuple[int, ...] | None) -> np.ndarray:
+    frame = np.asarray(frame)
+    if frame.ndim != 3 or frame.shape[2] != 3:
+        raise ValueError(f"{name} must be an RGB frame of shape (H, W, 3), got shape {frame.shape}")
+    if not (np.issubdtype(frame.dtype, np.integer) or np.issubdtype(frame.dtype, np.floating)):
+        raise TypeError(f"{name} must hold integers or floats, got dtype {frame.dtype}")
+    if shape is not None and frame.shape != shape:
+        raise ValueError(f"{name} has shape {frame.shape}, but the earlier frames had {shape}")
+    return frame
+
+
+def min_frames(fs: float, band: tuple[float, float] = (0.7, 4.0)) -> int:
+    """Fewest frames one estimate needs: a method window (1.6 s) and two cycles of the band's low edge."""
+    return max(math.ceil(METHOD_WINDOW_S * fs) + 1, math.ceil(2.0 * fs / band[0]))
+
+
+# --- the trace ---------------------------------------------------------------------------------------------
+
+
+def roi_means(frames: np.ndarray | Iterable[np.ndarray], roi: Roi = None) -> tuple[np.ndarray, tuple]:
+    """The region's mean colour per frame.
+
+    Parameters
+    ----------
+    frames : numpy.ndarray or iterable of numpy.ndarray
+        (T, H, W, 3) RGB, integers or floats, or an iterable of (H, W, 3) frames (read one at a time, so a
+        clip need not be held in memory: ``vidmag.io.read_frames(path)`` will do).
+    roi : tuple of int or callable, optional
+        ``(x, y, w, h)`` in pixels (x, y: top-left corner), or a callable ``frame -> (x, y, w, h)`` called on
+        the first frame. None: the whole frame.
+
+    Returns
+    -------
+    trace : numpy.ndarray
+        (T, 3) float64.
+    roi : tuple of int
+        The rectangle read.
+    """
+    if isinstance(frames, np.ndarray):
+        if frames.ndim != 4 or frames.shape[3] != 3:
+            raise ValueError(f"frames must have shape (T, H, W, 3), got {frames.shape}")
+        if frames.shape[0] == 0:
+            raise ValueError("frames must hold at least one frame, got none")
+        _check_frame(frames[0], "frames[0]", None)
+        rect = _check_roi(roi, frames[0])
+        x, y, w, h = rect
+        return frames[:, y : y + h, x : x + w].mean(axis=(1, 2), dtype=np.float64), rect
+    if isinstance(frames, (str, bytes)) or not isinstance(frames, Iterable):
+        raise TypeError(f"frames must be an array (T, H, W, 3) or an iterable of frames, got {type(frames)}")
+    means: list[np.ndarray] = []
+    shape = None
+    rect = (0, 0, 0, 0)
+    for k, frame in enumerate(frames):
+        frame = _check_frame(frame, f"frames[{k}]", shape)
+        if shape is None:
+            shape, rect = frame.shape, _check_roi(roi, frame)
+            x, y, w, h = rect
+        means.append(frame[y : y + h, x : x + w].mean(axis=(0, 1), dtype=np.float64))
+    if not means:
+        raise ValueError("frames must hold at least one frame, got none")
+    return np.stack(means), rect
+
+
+# --- methods -----------------------------------------------------------------------------------------------
+
+
+def _normalise(trace: np.ndarray) -> np.ndarray:
+    # Divide by the mean; a channel with zero mean (a black region) has no pulse to read: it stays zero.
+    mean = trace.mean(axis=0)
+    return np.divide(trace, mean, out=np.zeros_like(trace), where=mean > 0)
+
+
+def _band_pass(x: np.ndarray, fs: float, band: tuple[float, float]) -> np.ndarray:
+    sos = sps.butter(_BAND_ORDER, band, btype="bandpass", fs=fs, output="sos")
+    x = x - x.mean(axis=0)
+    # The default padding (three filter lengths) would exceed a clip of a few seconds.
+    return sps.sosfiltfilt(sos, x, axis=0, padlen=min(3 * (2 * len(sos) + 1), x.shape[0] - 1))
+
+
+def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    sa, sb = a.std(axis=-1), b.std(axis=-1)
+    return np.divide(sa, sb, out=np.zeros_like(sa), where=sb > 0)
+
+
+def _pos(trace: np.ndarray, fs: float) -> np.ndarray:
+    n = trace.shape[0]
+    length = min(math.ceil(METHOD_WINDOW_S * fs), n)
+    windows = np.lib.stride_tricks.sliding_window_view(trace, length, axis=0)  # (n - length + 1, 3, length)
+    mean = windows.mean(axis=-1, keepdims=True)
+    normal = np.divide(windows, mean, out=np.zeros_like(windows), where=mean > 0)
+    s1 = normal[:, 1] - normal[:, 2]
+    s2 = -2.0 * normal[:, 0] + normal[:, 1] + normal[:, 2]
+    h = s1 + _ratio(s1, s2)[:, None] * s2
+    h -= h.mean(axis=-1, keepdims=True)
+    out = np.zeros(n)
+    count = h.shape[0]
+    for j in range(length):  # overlap-add: window m covers frames m .. m + length - 1
+        out[j : j + count] += h[:, j]
+    return out
+
+
+def _chrom(trace: np.ndarray, fs: float, band: tuple[float, float]) -> np.ndarray:
+    n = trace.shape[0]
+    length = min(2 * math.ceil(METHOD_WINDOW_S * fs / 2), n - n % 2)
+    hop = length // 2
+    # Running mean over a method window (edges: the mean over what exists), so that a slow change of
+    # lighting does not bend the normalised trace.
+    kernel = np.ones(length)
+    counts = np.convolve(np.ones(n), kernel, mode="same")
+    running = np.stack([np.convolve(trace[:, c], kernel, mode="same") for c in range(3)], axis=1)
+    running /= counts[:, None]
+    normal = np.divide(trace, running, out=np.zeros_like(trace), where=running > 0)
+    x = 3.0 * normal[:, 0] - 2.0 * normal[:, 1]
+    y = 1.5 * normal[:, 0] + normal[:, 1] - 1.5 * normal[:, 2]
+    xf, yf = _band_pass(np.stack([x, y], axis=1), fs, band).T
+    taper = sps.get_window("hann", length)  # periodic: half-overlapped windows sum to one
+    out = np.zeros(n)
+    for start in range(0, n - length + 1, hop):
+        seg = slice(start, start + length)
+        alpha = _ratio(xf[seg], yf[seg])
+        out[seg] += (xf[seg] - alpha * yf[seg]) * taper
+    return out
+
+
+def pulse_signal(
+    trace: np.ndarray, fs: float, method: str = "pos", *, band: tuple[float, float] = (0.7, 4.0)
+) -> np.ndarray:
+    """The band-passed pulse signal of a colour trace.
+
+    Parameters
+    ----------
+    trace : numpy.ndarray
+        (T, 3) the region's mean colour (R, G, B) per frame, any positive units.
+    fs : float
+        Frame rate, Hz.
+    method : {"pos", "chrom", "green"}
+        See the module's description.
+    band : pair of float
+        Pass band, Hz, ``0 < low < high < fs / 2``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (T,) float64.
+    """
+    fs = _check_fs(fs)
+    method = _check_method(method)
+    band = _check_band(band, fs)
+    trace = _check_trace(trace, fs, band)
+    return _pulse_signal(trace, fs, method, band)
+
+
+def _check_trace(trace: Any, fs: float, band: tuple[float, float]) -> np.ndarray:
+    trace = np.asarray(trace, dtype=np.float64)
+    if trace.ndim != 2 or trace.shape[1] != 3:
+        raise ValueError(f"trace must have shape (T, 3), got {trace.shape}")
+    need = min_frames(fs, band)
+    if trace.shape[0] < need:
+        raise ValueError(
+            f"too few frames for one estimate: {trace.shape[0]} given, at least {need} needed at "
+            f"fs = {fs:g} Hz (a {METHOD_WINDOW_S} s method window and two cycles of the band's low edge, "
+            f"{band[0]:g} Hz)"
+        )
+    if not np.all(np.isfinite(trace)):
+        raise ValueError("trace (the region's mean colour) must be finite; it holds NaN or infinity")
+    return trace
+
+
+def _pulse_signal(trace: np.ndarray, fs: float, method: str, band: tuple[float, float]) -> np.ndarray:
+    if method == "pos":
+        raw = _pos(trace, fs)
+    elif method == "chrom":
+        raw = _chrom(trace, fs, band)
+    else:
+        raw = _normalise(trace)[:, 1] - 1.0
+    return _band_pass(raw, fs, band)
+
+
+# --- rate and quality --------------------------------------------------------------------------------------
+
+
+def heart_rate(
+    pulse: np.ndarray, fs: float, *, band: tuple[float, float] = (0.7, 4.0)
+) -> tuple[float, float]:
+    """The rate and the quality index of a pulse signal.
+
+    Parameters
+    ----------
+    pulse : numpy.ndarray
+        (T,) pulse signal (band-passed or not).
+    fs : float
+        Sampling rate, Hz.
+    band : pair of float
+        Where to look for the peak, Hz, ``0 < low < high < fs / 2``.
+
+    Returns
+    -------
+    bpm : float
+        The spectral peak within the band, beats per minute, refined between bins; NaN for a flat signal.
+    quality_db : float
+        Power within ``max(0.1 Hz, 2 / duration)`` of the peak and of its first harmonic over the rest of the
+        band's power, dB; -inf for a flat signal, +inf when nothing else is in the band.
+    """
+    fs = _check_fs(fs)
+    band = _check_band(band, fs)
+    pulse = np.asarray(pulse, dtype=np.float64)
+    if pulse.ndim != 1 or pulse.shape[0] < 4:
+        raise ValueError(f"pulse must be a signal of shape (T,) with T >= 4, got shape {pulse.shape}")
+    n = pulse.shape[0]
+    n_fft = max(4096, 1 << math.ceil(math.log2(8 * n)))
+    spectrum = np.abs(np.fft.rfft((pulse - pulse.mean()) * np.hanning(n), n_fft))
+    freqs = np.fft.rfftfreq(n_fft, 1.0 / fs)
+    inside = np.flatnonzero((freqs >= band[0]) & (freqs <= band[1]))
+    power = spectrum[inside] ** 2
+    if not np.any(power > 0):
+        return math.nan, -math.inf
+    k = int(np.argmax(power))
+    peak = freqs[inside[k]]
+    if 0 < k < len(inside) - 1 and np.all(power[k - 1 : k + 2] > 0):
+        # A parabola through the log magnitudes of the peak bin and its neighbours.
+        a, b, c = np.log(power[k - 1 : k + 2])
+        denominator = a - 2 * b + c
+        if denominator < 0:
+            peak += 0.5 * (a - c) / denominator * (freqs[1] - freqs[0])
+    half = max(_MIN_HALF_WIDTH_HZ, 2.0 / (n / fs))
+    f = freqs[inside]
+    near = (np.abs(f - peak) <= half) | (np.abs(f - 2 * peak) <= half)
+    signal_power, rest = float(power[near].sum()), float(power[~near].sum())
+    quality = math.inf if rest == 0 else 10.0 * math.log10(signal_power / rest)
+    return 60.0 * float(peak), quality
+
+
+# --- offline -----------------------------------------------------------------------------------------------
+
+
+def from_trace(
+    trace: np.ndarray,
+    fs: float,
+    method: str = "pos",
+    *,
+    band: tuple[float, float] = (0.7, 4.0),
+    window: float | None = None,
+    step: float | None = None,
+    roi: tuple[int, int, int, int] = (0, 0, 0, 0),
+) -> PulseEstimate:
+    """:func:`estimate` from a colour trace already taken (``roi_means``); `roi` is only recorded."""
+    fs = _check_fs(fs)
+    method = _check_method(method)
+    band = _check_band(band, fs)
+    trace = _check_trace(trace, fs, band)
+    n = trace.shape[0]
+    windows: list[tuple[int, int]] = [(0, n)]
+    if window is not None:
+        window = check_number("window", window)
+        length = round(window * fs)
+        need = min_frames(fs, band)
+        if not need <= length <= n:
+            raise ValueError(
+                f"window must be {need / fs:g} to {n / fs:g} s (a method window and two cycles of "
+                f"{band[0]:g} Hz, up to the clip's length), got {window:g}"
+            )
+        step = 1.0 if step is None else check_number("step", step)
+        hop = round(step * fs)
+        if hop < 1:
+            raise ValueError(f"step must be at least one frame, 1 / fs = {1 / fs:g} s, got {step:g}")
+        windows = [(start, start + length) for start in range(0, n - length + 1, hop)]
+    elif step is not None:
+        raise ValueError("step needs window: without a window the clip is read as a whole")
+    pulse = _pulse_signal(trace, fs, method, band)
+    bpm, quality = heart_rate(pulse, fs, band=band)
+    if window is None:
+        series = [(bpm, quality)]
+    else:
+        series = [heart_rate(_pulse_signal(trace[a:b], fs, method, band), fs, band=band) for a, b in windows]
+    return PulseEstimate(
+        bpm=bpm,
+        quality_db=quality,
+        signal=pulse,
+        trace=trace,
+        fs=fs,
+        method=method,
+        roi=roi,
+        times=np.array([(a + b - 1) / 2 / fs for a, b in windows]),
+        bpm_series=np.array([s[0] for s in series]),
+        quality_series=np.array([s[1] for s in series]),
+    )
+
+
+def estimate(
+    frames: np.ndarray | Iterable[np.ndarray],
+    fs: float,
+    roi: Roi = None,
+    method: str = "pos",
+    *,
+    band: tuple[float, float] = (0.7, 4.0),
+    window: float | None = None,
+    step: float | None = None,
+) -> PulseEstimate:
+    """Heart rate of a clip from the colour of a region of its frames.
+
+    Parameters
+    ----------
+    frames : numpy.ndarray or iterable of numpy.ndarray
+        (T, H, W, 3) RGB, uint8 or float (any positive scale), or an iterable of (H, W, 3) frames, read one
+        at a time (``vidmag.io.read_frames(path)``). At least :func:`min_frames` frames (about 3 s at the
+        default band: two cycles of its low edge).
+    fs : float
+        Frame rate, Hz.
+    roi : tuple of int or callable, optional
+        The region ``(x, y, w, h)`` in pixels (x, y: top-left corner), inside the frame; or a callable
+        ``frame -> (x, y, w, h)`` (a face detector) called on the first frame. None: the whole frame, which
+        works only when the frame is mostly skin.
+    method : {"pos", "chrom", "green"}
+        See the module's description.
+    band : pair of float
+        Pass band and search range of the rate, Hz, ``0 < low < high < fs / 2``; the default (0.7, 4.0) is
+        42 to 240 beats per minute.
+    window : float, optional
+        Length of sliding analysis windows, s; None: no windows (``times`` and the series have one entry).
+        The overall ``bpm`` is read from the whole clip either way.
+    step : float, optional
+        Hop between windows, s (at least one frame); None: 1 s. Only with `window`.
+
+    Returns
+    -------
+    PulseEstimate
+
+    Raises
+    ------
+    TypeError
+        A parameter of the wrong type (named).
+    ValueError
+        A parameter out of range (named, with the range): an unknown method, a band outside (0, fs / 2), a
+        region outside the frame, too few frames for one estimate, a window longer than the clip.
+
+    Notes
+    -----
+    NumPy only (the trace is small: three numbers per frame); frames of any library are read through
+    ``numpy.asarray``.
+    """
+    fs = _check_fs(fs)
+    method = _check_method(method)
+    band = _check_band(band, fs)
+    trace, rect = roi_means(frames, roi)
+    return from_trace(trace, fs, method, band=band, window=window, step=step, roi=rect)
+
+
+# --- streaming ---------------------------------------------------------------------------------------------
+
+
+class PulseMeter:
+    """Heart rate of a live stream, read every `update_s` seconds over the last `window_s` seconds.
+
+    Per frame only the region's mean colour is taken (a few microseconds for a face-sized region) and kept
+    in a ring of `window_s` seconds; every `update_s` seconds, once the ring is full, the method runs over it
+    (:func:`from_trace` of the window) and :meth:`push` returns a :class:`PulseReading`.
+
+    Parameters
+    ----------
+    fs : float
+        Frame rate of the stream, Hz.
+    roi : tuple of int or callable, optional
+        As in :func:`estimate`; checked against (or a callable called on) the first frame pushed.
+    method : {"pos", "chrom", "green"}
+        See the module's description.
+    window_s : float
+        Length of the window a reading covers, s; at least :func:`min_frames` frames.
+    update_s : float
+        Time between readings, s, at least one frame.
+    band : pair of float
+        As in :func:`estimate`.
+
+    Examples
+    --------
+    >>> from vidmag import pulse, synthetic
+    >>> scene = synthetic.scene(160, 120, bpm=72.0, seconds=12.0)
+    >>> meter = pulse.PulseMeter(scene.fs, roi=scene.roi)
+    >>> readings = [r for r in map(meter.push, scene) if r is not None]
+    >>> round(readings[-1].bpm)
+    72
+    """
+
+    def __init__(
+        self,
+        fs: float,
+        roi: Roi = None,
+        method: str = "pos",
+        window_s: float = 8.0,
+        update_s: float = 1.0,
+        *,
+        band: tuple[float, float] = (0.7, 4.0),
+    ) -> None:
+        self.fs = _check_fs(fs)
+        self.method = _check_method(method)
+        self.band = _check_band(band, self.fs)
+        window_s = check_number("window_s", window_s)
+        self.window_frames = round(window_s * self.fs)
+        need = min_frames(self.fs, self.band)
+        if self.window_frames < need:
+            raise ValueError(
+                f"window_s must be at least {need / self.fs:g} s ({need} frames at fs = {self.fs:g} Hz: "
+                f"a method window and two cycles of {self.band[0]:g} Hz), got {window_s:g}"
+            )
+        update_s = check_number("update_s", update_s)
+        self.update_frames = round(update_s * self.fs)
+        if self.update_frames < 1:
+            raise ValueError(
+                f"update_s must be at least one frame, 1 / fs = {1 / self.fs:g} s, got {update_s:g}"
+            )
+        if roi is not None and not callable(roi):
+            roi = _roi_form(roi)  # its form now; whether it fits the frames, at the first one
+        self._roi_spec = roi
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every frame pushed (the region is checked or found again on the next frame)."""
+        self._ring = np.zeros((self.window_frames, 3))
+        self.frames_seen = 0
+        self.roi: tuple[int, int, int, int] | None = None
+        self._shape: tuple[int, ...] | None = None
+        self.last_reading: PulseReading | None = None
+
+    def push(self, frame: np.ndarray) -> PulseReading | None:
+        """Take one frame; return a reading when one is due, else None.
+
+        Parameters
+        ----------
+        frame : numpy.ndarray
+            (H, W, 3) RGB, integers or floats; every frame the shape of the first.
+
+        Returns
+        -------
+        PulseReading or None
+            A reading on the frame that fills the window and then every `update_s` seconds.
+        """
+        frame = _check_frame(frame, "frame", self._shape)
+        if self._shape is None:
+            self.roi = _check_roi(self._roi_spec, frame)
+            self._shape = frame.shape
+        x, y, w, h = self.roi
+        self._ring[self.frames_seen % self.window_frames] = frame[y : y + h, x : x + w].mean(
+            axis=(0, 1), dtype=np.float64
+        )
+        self.frames_seen += 1
+        due = self.frames_seen - self.window_frames
+        if due < 0 or due % self.update_frames:
+            return None
+        trace = np.roll(self._ring, -(self.frames_seen % self.window_frames), axis=0)
+        pulse = _pulse_signal(trace, self.fs, self.method, self.band)
+        bpm, quality = heart_rate(pulse, self.fs, band=self.band)
+        self.last_reading = PulseReading(
+            bpm=bpm,
+            quality_db=quality,
+            time=(self.frames_seen - 1) / self.fs,
+            trace=trace,
+            signal=pulse,
+            fs=self.fs,
+            method=self.method,
+        )
+        return self.last_reading
+
