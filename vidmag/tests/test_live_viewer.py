@@ -392,7 +392,9 @@ def test_the_page_in_headless_chromium(served, tmp_path):
                 if os.environ.get(DOCS_SCREENSHOT_ENV):
                     small = image.convert("RGB").resize((640, round(640 * image.height / image.width)),
                                                         Image.LANCZOS)
-                    small.save(os.environ[DOCS_SCREENSHOT_ENV], optimize=True)
+                    # a palette of 256 colours keeps the committed file small
+                    small.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(
+                        os.environ[DOCS_SCREENSHOT_ENV], optimize=True)
             # a box with nothing in it posts nothing and says why
             page.fill("#fh-number", "")
             page.press("#fh-number", "Enter")
@@ -405,5 +407,22 @@ def test_the_page_in_headless_chromium(served, tmp_path):
             closer.start()
             closer.join(PATIENCE)
             assert not closer.is_alive(), "close() hung while the browser held the streams"
+            page.wait_for_function(
+                "() => document.getElementById('connection').classList.contains('lost')",
+                timeout=PATIENCE * 1000,
+            )
+            # a viewer started again on the same port is picked up by the open page
+            with Viewer(port=served.port) as again:
+                feed = Feed(again, {**PARAMS, "alpha": 20.0})
+                try:
+                    page.wait_for_function(
+                        "() => document.getElementById('alpha').value === '20'", timeout=PATIENCE * 1000
+                    )
+                    pane = page.locator("#magnified")
+                    first = _element_pixels(pane)
+                    page.wait_for_timeout(400)
+                    assert np.abs(first - _element_pixels(pane)).mean() > 0.5, "the streams did not reopen"
+                finally:
+                    feed.stop()
         finally:
             context.close()

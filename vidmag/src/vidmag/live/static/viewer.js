@@ -148,29 +148,36 @@ function show(status) {
   updateControls(status.params || {});
 }
 
+const STREAMS = ["original", "magnified"];
+
+// A stream ends when the viewer stops (the picture stays, frozen); when the status answers again, the
+// viewer is back, perhaps a new one, so the streams are opened afresh.
+function reopenStreams() {
+  for (const id of STREAMS) {
+    const img = $(id);
+    img.src = `/stream/${id}.mjpg?t=${Date.now()}`;
+  }
+}
+
+let lost = false;
+
 async function poll() {
   const connection = $("connection");
   try {
     const response = await fetch("/api/status", { cache: "no-store" });
     if (!response.ok) throw new Error(`status ${response.status}`);
     show(await response.json());
+    if (lost) reopenStreams();
+    lost = false;
     connection.textContent = "live";
     connection.classList.remove("lost");
   } catch (error) {
+    lost = true;
     connection.textContent = `viewer not reachable (${error.message || error})`;
     connection.classList.add("lost");
   } finally {
     setTimeout(poll, POLL_MS);
   }
-}
-
-// A stream ends when the viewer stops; try again now and then, so a restarted viewer is picked up.
-for (const id of ["original", "magnified"]) {
-  const img = $(id);
-  const base = img.getAttribute("src");
-  img.addEventListener("error", () => {
-    setTimeout(() => { img.src = `${base}?t=${Date.now()}`; }, 2000);
-  });
 }
 
 // Enter in a number box commits it (a change event); the form itself is never submitted.
