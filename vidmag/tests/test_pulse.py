@@ -174,6 +174,23 @@ def test_estimate_checks_the_frames():
         pulse.estimate(3, FS)
 
 
+def test_trace_functions_check_the_trace():
+    t = np.arange(150) / FS
+    trace = 100 + np.stack([0.3, 1.0, 0.5]) * np.sin(2 * np.pi * 1.5 * t)[:, None]
+    for method in pulse.METHODS:
+        assert pulse.pulse_signal(trace, FS, method).shape == (150,)
+        result = pulse.from_trace(trace, FS, method)
+        assert result.bpm == pytest.approx(90.0, abs=1.0) and result.roi is None
+    with pytest.raises(ValueError, match=r"trace must have shape \(T, 3\)"):
+        pulse.pulse_signal(trace[:, :2], FS)
+    with pytest.raises(ValueError, match="must be finite"):
+        pulse.pulse_signal(np.where(t[:, None] > 1, trace, np.nan), FS)
+    with pytest.raises(ValueError, match="too few frames"):
+        pulse.from_trace(trace[:50], FS)
+    with pytest.raises(ValueError, match=r"pulse must be a signal of shape \(T,\)"):
+        pulse.heart_rate(np.zeros((10, 2)), FS)
+
+
 def test_meter_checks_its_parameters():
     with pytest.raises(ValueError, match=r"window_s must be at least 2.8\d* s \(86 frames"):
         pulse.PulseMeter(FS, window_s=2.0)
@@ -215,3 +232,10 @@ def test_face_clip_reads_a_plausible_rate():
         # The paper reports a heart rate of 50 to 60 bpm for this subject.
         assert 40.0 <= result.bpm <= 100.0
         assert result.quality_db > 3.0
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    failures, tried = doctest.testmod(pulse, verbose=False)
+    assert tried > 0 and failures == 0

@@ -86,8 +86,9 @@ class PulseEstimate:
         Frame rate, Hz.
     method : str
         One of :data:`METHODS`.
-    roi : tuple of int
-        The region ``(x, y, w, h)`` that was read.
+    roi : tuple of int or None
+        The region ``(x, y, w, h)`` that was read; None when the estimate was made from a trace
+        (:func:`from_trace`).
     times : numpy.ndarray
         (K,) centre of each analysis window, s from the first frame. Without ``window``, one entry: the clip.
     bpm_series, quality_series : numpy.ndarray
@@ -100,7 +101,7 @@ class PulseEstimate:
     trace: np.ndarray
     fs: float
     method: str
-    roi: tuple[int, int, int, int]
+    roi: tuple[int, int, int, int] | None
     times: np.ndarray
     bpm_series: np.ndarray
     quality_series: np.ndarray
@@ -445,9 +446,12 @@ def from_trace(
     band: tuple[float, float] = (0.7, 4.0),
     window: float | None = None,
     step: float | None = None,
-    roi: tuple[int, int, int, int] = (0, 0, 0, 0),
+    roi: tuple[int, int, int, int] | None = None,
 ) -> PulseEstimate:
-    """:func:`estimate` from a colour trace already taken (``roi_means``); `roi` is only recorded."""
+    """:func:`estimate` from a colour trace already taken: (T, 3) mean colours, e.g. from :func:`roi_means`.
+
+    The parameters are those of :func:`estimate`; `roi` is only recorded in the result.
+    """
     fs = _check_fs(fs)
     method = _check_method(method)
     band = _check_band(band, fs)
@@ -539,8 +543,9 @@ def estimate(
 
     Notes
     -----
-    NumPy only (the trace is small: three numbers per frame); frames of any library are read through
-    ``numpy.asarray``.
+    NumPy on the CPU only, no autograd or torch.compile (the work is a trace of three numbers per frame);
+    frames of other libraries are read through ``numpy.asarray``, so a GPU tensor must be brought to the host
+    first.
     """
     fs = _check_fs(fs)
     method = _check_method(method)
