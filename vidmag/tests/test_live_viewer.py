@@ -107,7 +107,8 @@ class Feed:
             raise self.error
 
 
-PARAMS = {"alpha": 50.0, "fl": 0.8, "fh": 2.0, "lambda_c": 16.0, "chrom_attenuation": 1.0}
+# fl as the face preset derives it (not a short decimal), to check how the page shows it
+PARAMS = {"alpha": 50.0, "fl": 0.45643546458763845, "fh": 2.0, "lambda_c": 16.0, "chrom_attenuation": 1.0}
 
 
 @pytest.fixture
@@ -373,6 +374,7 @@ def test_the_page_in_headless_chromium(served, tmp_path):
             page.wait_for_function(
                 "() => document.getElementById('alpha').value === '50'", timeout=PATIENCE * 1000
             )
+            assert page.input_value("#fl-number") == "0.456435"
             served.poll_changes()
             page.focus("#alpha")
             page.keyboard.press("ArrowRight")

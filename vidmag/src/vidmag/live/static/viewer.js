@@ -95,8 +95,10 @@ function updateControls(params) {
     const held = Date.now() - control.touched < HOLD_MS
       || document.activeElement === control.range || document.activeElement === control.number;
     if (typeof value === "number" && !held) {
-      if (control.number.value !== String(value)) control.number.value = String(value);
-      if (!control.range.hidden) control.range.value = String(value);
+      // six significant digits: a preset's 41.666666666666664 reads as 41.6667
+      const shown = String(Number(value.toPrecision(6)));
+      if (control.number.value !== shown) control.number.value = shown;
+      if (!control.range.hidden) control.range.value = shown;
     }
   }
 }
