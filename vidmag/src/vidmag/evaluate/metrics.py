@@ -111,7 +111,7 @@ def measure_shift(image: np.ndarray, scene: np.ndarray, *, margin: int = 0, iter
     margin : int
         Pixels left out on each side in the refinement.
     iterations : int
-        Most Gauss-Newton steps (it stops earlier when a step moves less than 1e-6 pixel).
+        Most Gauss-Newton steps (it stops earlier when a step moves less than 1e-5 pixel).
 
     Returns
     -------
@@ -145,6 +145,6 @@ def measure_shift(image: np.ndarray, scene: np.ndarray, *, margin: int = 0, iter
         jacobian = np.stack([-a * gx, -a * gy, m, np.ones_like(m)])
         step = np.linalg.solve(jacobian @ jacobian.T, jacobian @ (target - (a * m + b)))
         dx, dy = dx + float(step[0]), dy + float(step[1])
-        if abs(step[0]) < 1e-6 and abs(step[1]) < 1e-6:
+        if abs(step[0]) < 1e-5 and abs(step[1]) < 1e-5:
             break
     return dx, dy
