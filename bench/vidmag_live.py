@@ -3,7 +3,8 @@
 For every backend that runs here (``vidmag.backend.registry.list_backends``), both streaming pipelines
 (laplacian_iir with the ``baby`` preset, laplacian_butterworth with the ``face`` preset's streaming form) and
 640x480, 1280x720 and 1920x1080 frames, a :class:`vidmag.live.Magnifier` is fed frames of the synthetic scene
-one at a time: ``--warmup`` pushes (the first builds kernels and buffers), then ``--frames`` timed pushes.
+one at a time: ``--warmup`` pushes (the first builds kernels and buffers), then ``--frames`` timed pushes
+(fewer when a case is slow: at most ``--budget`` seconds of them, and at least 5).
 Printed per case: frames/s (timed pushes over their wall-clock time), per-frame latency (median and 99th
 percentile of the pushes) and the ratios to the issue's goals on this machine's processor: 720p at
 >= 120 frames/s, 1080p at >= 60 frames/s, latency within one frame period at 30 frames/s (33.3 ms).
@@ -47,8 +48,12 @@ def _sizes(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def run_case(backend: str, pipeline: str, size: tuple[int, int], frames: int, warmup: int) -> dict:
-    """Time one case in this process: warmup pushes, then `frames` timed pushes of one frame each."""
+def run_case(backend: str, pipeline: str, size: tuple[int, int], frames: int, warmup: int,
+             budget: float = float("inf")) -> dict:
+    """Time one case in this process: warmup pushes, then `frames` timed pushes of one frame each.
+
+    A slow case stops early: the warmup after `budget` / 2 seconds (at least 2 pushes), the timed pushes
+    after `budget` seconds (at least 5); the frames actually timed are recorded."""
     from vidmag import synthetic
     from vidmag.live import Magnifier
 
@@ -57,14 +62,21 @@ def run_case(backend: str, pipeline: str, size: tuple[int, int], frames: int, wa
     clip = list(scene)
     latencies = []
     with Magnifier(preset=PIPELINE_PRESETS[pipeline], fs=30.0, backend=backend) as magnifier:
+        start = time.perf_counter()
         for i in range(warmup):
             magnifier.push(clip[i % len(clip)])
+            if i >= 1 and time.perf_counter() - start > budget / 2:
+                warmup = i + 1
+                break
         start = time.perf_counter()
         for i in range(frames):
             t0 = time.perf_counter()
             out = magnifier.push(clip[i % len(clip)])
             latencies.append(time.perf_counter() - t0)
+            if i >= 4 and time.perf_counter() - start > budget:
+                break
         seconds = time.perf_counter() - start
+        frames = len(latencies)
     assert out.shape == (height, width, 3) and out.dtype == np.uint8
     median = statistics.median(latencies) * 1e3
     p99 = float(np.percentile(latencies, 99)) * 1e3
@@ -81,10 +93,10 @@ def run_case(backend: str, pipeline: str, size: tuple[int, int], frames: int, wa
 
 def table(results: list[dict]) -> str:
     """The markdown table of the cases."""
-    header = ("backend", "pipeline", "size", "frames/s", "median ms", "p99 ms", "goal frames/s",
+    header = ("backend", "pipeline", "size", "pushes", "frames/s", "median ms", "p99 ms", "goal frames/s",
               "frames/s / goal", "p99 / 33.3 ms")
     rows = [
-        (r["backend"], r["pipeline"], f"{r['width']}x{r['height']}", f"{r['fps']:.1f}",
+        (r["backend"], r["pipeline"], f"{r['width']}x{r['height']}", r["frames"], f"{r['fps']:.1f}",
          f"{r['latency_median_ms']:.2f}", f"{r['latency_p99_ms']:.2f}",
          "-" if r["fps_goal"] is None else f"{r['fps_goal']:g}",
          "-" if r["fps_vs_goal"] is None else f"{r['fps_vs_goal']:.2f}", f"{r['p99_vs_frame_period']:.2f}")
@@ -102,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", help="comma-separated WxH (default: 640x480,1280x720,1920x1080)")
     parser.add_argument("--frames", type=int, default=200, help="timed pushes per case (default 200)")
     parser.add_argument("--warmup", type=int, default=10, help="untimed pushes first (default 10)")
+    parser.add_argument("--budget", type=float, default=15.0,
+                        help="seconds of timed pushes per case at most (default 15; at least 5 pushes)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 5 timed pushes after 2")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "vidmag_live.json"),
                         help="JSON file of the results")
@@ -120,15 +134,16 @@ def main(argv: list[str] | None = None) -> int:
             sys.exit(f"vidmag_live: pipeline must be one of {', '.join(PIPELINE_PRESETS)}, got {pipeline!r}")
     sizes = list(SIZES) if args.sizes is None else _sizes(args.sizes)
     frames, warmup = (5, 2) if args.quick else (args.frames, args.warmup)
-    print(f"vidmag live bench: {frames} timed pushes after {warmup}, one frame at a time; "
-          f"backends {', '.join(backends)}", flush=True)
+    print(f"vidmag live bench: {frames} timed pushes after {warmup} (at most {args.budget:g} s per case), "
+          f"one frame at a time; backends {', '.join(backends)}", flush=True)
     results = []
     for size in sizes:
         for pipeline in pipelines:
             for backend in backends:
-                result = run_case(backend, pipeline, size, frames, warmup)
+                result = run_case(backend, pipeline, size, frames, warmup, args.budget)
                 results.append(result)
-                print(f"  {backend:7s} {pipeline:22s} {size[0]}x{size[1]}: {result['fps']:.1f} frames/s, "
+                print(f"  {backend:7s} {pipeline:22s} {size[0]}x{size[1]}: {result['frames']} pushes, "
+                      f"{result['fps']:.1f} frames/s, "
                       f"median {result['latency_median_ms']:.2f} ms, p99 {result['latency_p99_ms']:.2f} ms",
                       flush=True)
     print()
