@@ -123,8 +123,10 @@ function drawSignal(signal, fs) {
   const values = (signal || []).filter((v) => typeof v === "number" && Number.isFinite(v));
   setText("signal-seconds", fs > 0 && values.length ? fmt(values.length / fs, 1) : "–");
   if (values.length < 2) return;
-  let lo = Math.min(...values);
-  let hi = Math.max(...values);
+  // a loop, not Math.min(...values): spreading a long signal into arguments overflows the stack
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const v of values) { if (v < lo) lo = v; if (v > hi) hi = v; }
   if (hi - lo < 1e-12) { lo -= 1; hi += 1; }
   const pad = 0.08 * height;
   ctx.strokeStyle = style.getPropertyValue("--accent") || "#c0392b";
