@@ -293,11 +293,10 @@ def magnify_file(
     pipeline_name, fs_hz, run_params = _resolve_pipeline(preset, pipeline, fs, compat, params, info.fps)
 
     # Imported here: vidmag/__init__.py imports this module, and these import the package.
-    from vidmag import backend as _backend
     from vidmag import pipelines as _pipelines
     from vidmag.params import output_frames
 
-    backend_name, _ = _backend.select(backend)
+    backend_name, _ = _pipelines.select_backend(backend, pipeline_name)  # "auto" for the pipeline at hand
     expected = output_frames(pipeline_name, compat, info.n_frames) if info.n_frames else None
     report = _Progress(progress, pipeline_name, info.n_frames, expected, os.path.basename(out_path))
     source = report.wrap_source(io.frame_source(src))

@@ -35,7 +35,7 @@ from vidmag.params import (
 PIPELINES = tuple(PIPELINE_PARAMETERS)
 
 
-def _select(backend: str, pipeline: str):
+def select_backend(backend: str, pipeline: str):
     """``vidmag.backend.select``, for a pipeline: the phase-based ones run on :data:`PHASE_BACKENDS` only,
     which "auto" then picks; any other backend named for them is an error naming the ones that run them."""
     if pipeline in PHASE_PIPELINES:
@@ -199,7 +199,7 @@ def run(
     plan = make_plan(
         pipeline, fs=fs, compat=compat, params=params, frame_shape=first.shape, n_frames=n_frames
     )
-    _, chosen = _select(backend, plan.pipeline)
+    _, chosen = select_backend(backend, plan.pipeline)
     calls = [0]
     counts: list[int] = []
 
@@ -405,5 +405,5 @@ def open_stream(
         raise TypeError(f"frame_shape must be a tuple of ints (H, W, 3), got {frame_shape!r}")
     plan = make_plan(pipeline, fs=fs, compat=compat, params=params, frame_shape=tuple(frame_shape),
                      batch=batch)
-    _, chosen = _select(backend, plan.pipeline)
+    _, chosen = select_backend(backend, plan.pipeline)
     return chosen.open(plan)
