@@ -132,7 +132,7 @@ class Suggestion:
                              label=f"{flicker:g} Hz flicker -> {alias:.3g} Hz")
         axis.set_xlabel("frequency (Hz)")
         axis.set_ylabel("power above median (dB)")
-        axis.set_title(f"{self.kind} spectrum, {self.source}")
+        axis.set_title(f"{self.kind} spectrum, {os.path.basename(self.source)}")
         axis.grid(True, alpha=0.3)
         axis.legend(fontsize=8)
         fig.tight_layout()
