@@ -1,4 +1,5 @@
-"""Parameter validation of the four pipelines, done once, up front, before any work.
+"""Parameter validation of the pipelines (the four linear ones and the four phase-based ones), done once, up
+front, before any work.
 
 :func:`check_parameters` checks what can be checked without frames (names, types, ranges that depend only
 on ``fs`` and the semantics); :func:`make_plan` adds the checks that need the frame size and, when known, the

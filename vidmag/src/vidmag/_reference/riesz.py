@@ -21,7 +21,9 @@ the real part of ``exp(v) q``. For ``I = A cos(w x - w d)`` that is ``A cos(w (x
 ``d`` whose band-passed part is ``d_f`` comes out moved by ``d + alpha d_f`` ((1 + alpha) d for a motion in
 the band). Every level but the residual (the coarsest) is processed; the residual is kept.
 
-Only luminance is processed (Y of YIQ, as the MIT phase code); I and Q pass through. Time is the leading axis.
+Only luminance is processed (Y of YIQ, as the MIT phase code); I and Q pass through. ``mit=True`` takes
+Octave's 5-decimal YIQ -> RGB matrix, the one convention both MIT codes share (there is no MIT Riesz code).
+Time is the leading axis. docs/vidmag/phase.md has the checks and their figures.
 """
 
 from __future__ import annotations
