@@ -120,18 +120,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "vidmag_live.json"),
                         help="JSON file of the results")
     args = parser.parse_args(argv)
-    from vidmag.backend.registry import list_backends
-
-    available = [b.name for b in list_backends() if b.available]
-    backends = available if args.backends is None else [b.strip() for b in args.backends.split(",")]
-    for name in backends:
-        if name not in available:
-            reasons = {b.name: b.unavailable_reason for b in list_backends()}
-            sys.exit(f"vidmag_live: backend {name!r} cannot run here: {reasons.get(name, 'unknown backend')}")
     pipelines = [p.strip() for p in args.pipelines.split(",")]
     for pipeline in pipelines:
         if pipeline not in PIPELINE_PRESETS:
             sys.exit(f"vidmag_live: pipeline must be one of {', '.join(PIPELINE_PRESETS)}, got {pipeline!r}")
+    from vidmag.backend import registry
+
+    if args.backends is None:
+        backends = [b.name for b in registry.list_backends() if b.available]
+    else:
+        backends = [b.strip() for b in args.backends.split(",")]
+        for name in backends:  # probes only the backends named
+            try:
+                reason = registry.unavailable_reason(name)
+            except ValueError as error:
+                reason = str(error)
+            if reason is not None:
+                sys.exit(f"vidmag_live: backend {name!r} cannot run here: {reason}")
     sizes = list(SIZES) if args.sizes is None else _sizes(args.sizes)
     frames, warmup = (5, 2) if args.quick else (args.frames, args.warmup)
     print(f"vidmag live bench: {frames} timed pushes after {warmup} (at most {args.budget:g} s per case), "
