@@ -41,6 +41,12 @@ class MagnifierStats:
         Median time one push took, in milliseconds (0.0 before the first).
     latency_p99_ms : float
         99th percentile of the push times, in milliseconds.
+
+    Examples
+    --------
+    >>> stats = MagnifierStats(frames=90, fps=29.9, latency_ms=4.2, latency_p99_ms=6.0)
+    >>> stats.as_dict()["fps"]
+    29.9
     """
 
     frames: int

@@ -103,6 +103,13 @@ class Source(Iterator[np.ndarray]):
         Frames dropped so far (only when `realtime`).
     truth : dict or None
         For the synthetic scene, what it shows: ``bpm`` and ``roi`` (x, y, w, h) of the pulsing face.
+
+    Examples
+    --------
+    >>> with open_source("synthetic:size=64x48") as source:
+    ...     frames = [next(source) for _ in range(3)]
+    >>> frames[0].shape, source.size, source.frames, source.dropped
+    ((48, 64, 3), (64, 48), 3, 0)
     """
 
     kind = "source"
@@ -455,9 +462,9 @@ def open_source(spec: str | os.PathLike, *, size: Any = None, realtime: bool | N
 
     Examples
     --------
-    >>> with open_source("synthetic:bpm=90,size=320x240") as source:   # doctest: +SKIP
+    >>> with open_source("synthetic:bpm=90,size=320x240") as source:
     ...     frame = next(source)
-    >>> frame.shape, source.fs, source.truth["bpm"]                      # doctest: +SKIP
+    >>> frame.shape, source.fs, source.truth["bpm"]
     ((240, 320, 3), 30.0, 90.0)
     """
     if isinstance(spec, os.PathLike):
