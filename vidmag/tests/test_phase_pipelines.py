@@ -105,6 +105,25 @@ def test_other_backends_are_refused_naming_the_one_that_runs_them(backend):
         vidmag.open_stream((24, 28, 3), fs=30, pipeline="riesz_iir", backend=backend, **VALID["riesz_iir"])
 
 
+def test_a_tensor_is_refused_naming_the_backend_that_runs_them():
+    torch = pytest.importorskip("torch")
+    clip = torch.from_numpy(small_clip())
+    with pytest.raises(ValueError, match=r"riesz_iir runs on backend cpu only"):
+        vidmag.magnify(clip, fs=30, pipeline="riesz_iir", **VALID["riesz_iir"])
+    # a tensor in host memory given to the cpu backend runs there
+    out = vidmag.magnify(clip, fs=30, pipeline="riesz_iir", backend="cpu", **VALID["riesz_iir"])
+    assert isinstance(out, np.ndarray) and out.shape == tuple(clip.shape)
+
+
+def test_other_backends_stages_refuse_a_phase_plan_by_name():
+    from vidmag.backend.stages import TemporalFilter
+    from vidmag.params import make_plan
+
+    plan = make_plan("riesz_iir", fs=30, compat=None, params=VALID["riesz_iir"], frame_shape=(24, 28, 3))
+    with pytest.raises(ValueError, match=r"riesz_iir is a phase-based pipeline: it runs on backend 'cpu'"):
+        TemporalFilter.of(plan)
+
+
 def test_a_huge_alpha_scrambles_the_phase_but_does_not_blow_up_the_intensity():
     clip = small_clip(T=8)
     with warnings.catch_warnings():

@@ -80,6 +80,11 @@ class TemporalFilter(NamedTuple):
             high = tuple(butterworth_lowpass(p["fh"], plan.fs, mit=plan.mit))
             low = tuple(butterworth_lowpass(p["fl"], plan.fs, mit=plan.mit))
             return cls("butterworth", high, low)
+        if plan.phase:  # run by the cpu backend's own stream (vidmag.backend.numpy.PhaseStream)
+            raise ValueError(
+                f"{plan.pipeline} is a phase-based pipeline: it runs on backend 'cpu' only (backend='auto' "
+                "picks it), not through these stages"
+            )
         raise ValueError(f"{plan.pipeline} has no streaming filter")
 
     def coefficients(self) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
