@@ -220,11 +220,11 @@ def run(args: argparse.Namespace) -> int:
 
     serve = options["serve"]
     realtime = args.realtime
+    if realtime is None and serve is not None:
+        realtime = True  # watched in a browser: a file or the scene plays at its own rate
     started = time.perf_counter()
     with contextlib.ExitStack() as stack:
         source = stack.enter_context(open_source(args.source, size=options["size"], realtime=realtime))
-        if realtime is None and serve is not None and not source.realtime:
-            source.realtime = True  # watched in a browser: a file or the scene plays at its own rate
         magnifier = stack.enter_context(Magnifier(backend=args.backend,
                                                   **_resolve(options["pipeline_options"], source.fs)))
         meter = None
