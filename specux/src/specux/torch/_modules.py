@@ -107,8 +107,17 @@ class STFT(nn.Module):
         Those of :func:`specux.stft` (``n_fft``, ``hop_length``, ``win_length``, ``window``, ``center``,
         ``pad_mode``, ``output``), with its defaults; ``trainable=True`` makes ``window`` a parameter.
 
+    Notes
+    -----
     Buffers: ``window`` (n_fft,), the window centred in ``n_fft`` samples. ``forward(y)``: (..., L) ->
     (..., 1 + n_fft // 2, n_frames) (``real_imag``: trailing 2). Differentiable; traceable by torch.compile.
+
+    Examples
+    --------
+    >>> import torch
+    >>> import specux.torch as st
+    >>> st.STFT(n_fft=512, hop_length=128)(torch.randn(2, 4000)).shape
+    torch.Size([2, 257, 32])
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -156,7 +165,19 @@ class ISTFT(nn.Module):
         The other arguments of :func:`specux.istft` (``hop_length``, ``win_length``, ``window``, ``center``,
         ``length``, ``nola``).
 
+    Notes
+    -----
     Buffers: ``window`` (n_fft,). ``forward(stft_matrix)``: complex (..., 1 + n_fft // 2, T) -> real (..., L).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import specux.torch as st
+    >>> y = torch.randn(4000, dtype=torch.float64)
+    >>> D = st.STFT(n_fft=512, dtype=torch.float64)(y)
+    >>> y_back = st.ISTFT(512, length=4000, dtype=torch.float64)(D)
+    >>> bool(torch.allclose(y_back, y))
+    True
     """
 
     def __init__(self, n_fft: int, **kwargs: Any) -> None:
@@ -223,8 +244,17 @@ class MelSpectrogram(nn.Module):
         ``fmin``, ``fmax``, ``htk``, ``norm``, ``compat``, ...), with its defaults. ``trainable``: True or
         some of ``("window", "mel_basis")`` become parameters.
 
+    Notes
+    -----
     Buffers: ``window`` (n_fft,), ``mel_basis`` (n_mels, 1 + n_fft // 2). ``forward(y)``: (..., L) ->
     (..., n_mels, n_frames).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import specux.torch as st
+    >>> st.MelSpectrogram(sr=16000, n_fft=512, hop_length=160, n_mels=64)(torch.randn(2, 16000)).shape
+    torch.Size([2, 64, 101])
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -270,8 +300,17 @@ class MFCC(nn.Module):
         ``n_mels``, ``mel_norm``, ``top_db``, ``compat``, ...), with its defaults. ``trainable``: True or
         some of ``("window", "mel_basis", "dct")`` become parameters.
 
+    Notes
+    -----
     Buffers: ``window``, ``mel_basis`` (n_mels, F), ``dct`` (n_mfcc, n_mels; lifter folded in).
     ``forward(y)``: (..., L) -> (..., n_mfcc, n_frames).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import specux.torch as st
+    >>> st.MFCC(sr=16000, n_mfcc=13, n_fft=512, hop_length=160)(torch.randn(16000)).shape
+    torch.Size([13, 101])
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -332,8 +371,17 @@ class LFCC(nn.Module):
         ``n_fft``, ...), with its defaults. ``trainable``: True or some of ``("window", "filter_bank",
         "dct")`` become parameters.
 
+    Notes
+    -----
     Buffers: ``window``, ``filter_bank`` (n_filter, F), ``dct`` (n_lfcc, n_filter). ``forward(waveform)``:
     (..., L) -> (..., n_lfcc, n_frames).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import specux.torch as st
+    >>> st.LFCC(sample_rate=16000, n_lfcc=20)(torch.randn(16000)).shape[0]
+    20
     """
 
     def __init__(self, **kwargs: Any) -> None:
@@ -487,8 +535,17 @@ class CQT(_ConstantQ):
     **kwargs
         Those of :func:`specux.cqt`, with its defaults; ``tuning`` must be a number.
 
+    Notes
+    -----
     Buffers (parameters with ``trainable=True``): ``weights_0 .. weights_<octaves - 1>`` (n_fft, 2 k), top
     octave first. ``forward(y)``: (..., n) -> complex (..., n_bins, n_frames).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import specux.torch as st
+    >>> st.CQT(sr=22050, n_bins=24, tuning=0.0)(torch.randn(22050)).shape
+    torch.Size([24, 44])
     """
 
     _fn = specux.cqt
@@ -516,7 +573,16 @@ class VQT(_ConstantQ):
     **kwargs
         Those of :func:`specux.vqt`, with its defaults; ``tuning`` must be a number.
 
+    Notes
+    -----
     Buffers: ``weights_0 ..`` as :class:`CQT`. ``forward(y)``: (..., n) -> complex (..., n_bins, n_frames).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import specux.torch as st
+    >>> st.VQT(sr=22050, n_bins=24, gamma=10.0, tuning=0.0)(torch.randn(22050)).shape
+    torch.Size([24, 44])
     """
 
     _fn = specux.vqt
@@ -550,9 +616,18 @@ class Chroma(nn.Module):
         (their default) is estimated from each signal, so no chroma bank can be precomputed; give a number to
         have the bank (``"stft"``) or the octave weights (``"cqt"``) as buffers.
 
+    Notes
+    -----
     Buffers: ``"stft"``: ``window`` and, with a numeric tuning, ``chroma_bank`` (n_chroma, F); ``"cqt"``:
     ``weights_<i>`` per octave (numeric tuning) and ``fold`` (n_chroma, n_bins). ``forward(y)``: (..., n) ->
     (..., n_chroma, n_frames).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import specux.torch as st
+    >>> st.Chroma("stft", sr=22050, tuning=0.0)(torch.randn(22050)).shape
+    torch.Size([12, 44])
     """
 
     def __init__(self, source: str = "stft", **kwargs: Any) -> None:
