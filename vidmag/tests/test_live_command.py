@@ -157,6 +157,8 @@ def test_the_served_viewer_reports_the_run_and_takes_parameter_changes(tmp_path)
                 break
             time.sleep(0.1)
         assert now["params"]["alpha"] == 7.0 and now["frames"] > 0 and now["signal_fs"] == 30.0
+        if HAS_PULSE:  # on by default when serving: the region's signal is there for the plot
+            assert len(now["signal"]) > 0
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -37,7 +37,7 @@ name), a URL (rtsp://, rtmp://, udp://, http://, ...), a video file, or syntheti
 pulsing at a known rate: keys bpm, noise, motion, size, fs, seed, pulse_amplitude).
 
 examples:
-  vidmag live synthetic --preset face --serve 8000 --pulse auto
+  vidmag live synthetic --preset face --serve 8000          # the pulse readout is on
   vidmag live camera:0 --preset face --size 640x480 --serve 127.0.0.1:8000
   vidmag live rtsp://192.168.1.20/stream --preset baby --record baby-live.mp4
   vidmag live face.mp4 --preset face --realtime --pulse 180,120,160,200 --frames 300
@@ -78,9 +78,10 @@ def add_parser(commands: Any) -> None:
                      help="serve the viewer page on HOST:PORT (HOST defaults to 127.0.0.1: this machine "
                      "only)")
     if _pulse_available():
-        out.add_argument("--pulse", metavar="x,y,w,h|auto",
-                         help="read the heart rate from this rectangle of the source's frames (pixels), or "
-                         "'auto' (the pulse meter's own choice of region)")
+        out.add_argument("--pulse", metavar="x,y,w,h|auto|off",
+                         help="read the heart rate from this rectangle of the frames (pixels, after --size), "
+                         "or 'auto' (the synthetic scene's face, else the pulse meter's own choice); "
+                         "default: auto with --serve, else off")
     out.add_argument("-q", "--quiet", action="store_true", help="no status line and no summary")
 
 
@@ -110,7 +111,7 @@ def parse_pulse(text: str) -> tuple[int, int, int, int] | None:
         return None
     parts = text.split(",")
     if len(parts) != 4 or not all(p.strip().isdigit() for p in parts):
-        raise _usage(f"--pulse: expected x,y,w,h in pixels (four integers) or auto, got {text!r}")
+        raise _usage(f"--pulse: expected x,y,w,h in pixels (four integers), auto or off, got {text!r}")
     x, y, w, h = (int(p) for p in parts)
     if w < 1 or h < 1:
         raise _usage(f"--pulse: the rectangle's width and height must be >= 1, got {w} x {h}")
@@ -145,6 +146,10 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         raise _usage(f"--seconds: must be > 0, got {args.seconds}")
     options["serve"] = None if args.serve is None else parse_serve(args.serve)
     pulse = getattr(args, "pulse", None)
+    if pulse is None and args.serve is not None and _pulse_available():
+        pulse = "auto"  # the viewer has a readout to show
+    if pulse is not None and pulse.strip().lower() == "off":
+        pulse = None
     options["pulse"] = pulse is not None
     options["roi"] = None if pulse is None else parse_pulse(pulse)
     options["record"] = None
