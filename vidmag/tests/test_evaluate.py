@@ -98,6 +98,14 @@ def test_a_parameter_without_value_skips_the_pipeline(monkeypatch):
     assert report.pipelines() == ["input"]
 
 
+def test_a_pipeline_the_backend_does_not_run_is_skipped(require_backend):
+    require_backend("torch")
+    report = synthetic_report(["riesz_iir", "laplacian_iir"], backend="torch", size=32, frames=20,
+                              motions=(0.1,), noises=(1.0,), alphas=(5.0,))
+    assert "riesz_iir" in report.skipped and "cpu" in report.skipped["riesz_iir"]
+    assert report.pipelines() == ["input", "laplacian_iir"]
+
+
 def test_measured_magnification_of_the_ground_truth_is_the_requested_one(scene):
     # no pipeline: the ground truth itself (8-bit, as a pipeline's output) must measure as M within 2 %
     p = protocol_module.make_protocol(64, 40)

@@ -365,9 +365,11 @@ def synthetic_report(
 
     Notes
     -----
-    A pipeline the protocol has no parameters for, or that refuses the frame size, is listed in
-    ``Report.skipped`` with the reason instead of failing the run. Backends: all.
+    A pipeline the protocol has no parameters for, that refuses the frame size, or that `backend` does not
+    run (the phase-based pipelines run on cpu only), is listed in ``Report.skipped`` with the reason instead
+    of failing the run. A backend that cannot run at all still raises. Backends: all.
     """
+    from vidmag.backend.registry import BackendUnavailableError
     from vidmag.pipelines import SaturationWarning, magnify
 
     names = check_pipelines(pipelines)
@@ -405,11 +407,17 @@ def synthetic_report(
             expected = ground_truth(scene, m * displacement, protocol)
             cases.append(Case("input", "input", test, motion, noise, m, 0.0,
                               *score(clip_, scene, expected, protocol, motion)))
-            for name in params:
+            for name in list(params):
                 p = params[name][f"{m:g}"]
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", SaturationWarning)  # clipping is measured instead
-                    out = magnify(clip_, fs=protocol.fs, pipeline=name, backend=backend, **p)
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", SaturationWarning)  # clipping is measured instead
+                        out = magnify(clip_, fs=protocol.fs, pipeline=name, backend=backend, **p)
+                except BackendUnavailableError as error:
+                    # raised before any work, on the pipeline's first clip: no case of it is recorded yet
+                    skipped[name] = str(error)
+                    del params[name]
+                    continue
                 cases.append(Case(name, pipeline_kind(name), test, motion, noise, m, p["alpha"],
                                   *score(out, scene, expected, protocol, motion)))
             done += 1
