@@ -132,6 +132,42 @@ def test_the_pulse_readout_finds_the_synthetic_rate(capsys):
     assert abs(bpm - 90) < 3, err
 
 
+@pytest.mark.skipif(not HAS_PULSE, reason="vidmag.pulse is not in this build")
+def test_dropped_frames_do_not_change_the_rate_read(capsys, monkeypatch):
+    # a source that drops every other frame of the scene (as a real-time one does for a slow magnifier):
+    # the meter is given the frames in their places, so it still reads 90 bpm, not 180
+    open_source = vidmag.live.open_source
+
+    class EveryOther:
+        def __init__(self, *args, **kwargs):
+            self.inner = open_source(*args, **kwargs)
+            self.fs, self.size, self.spec, self.truth = (self.inner.fs, self.inner.size, self.inner.spec,
+                                                         self.inner.truth)
+            self.dropped = 0
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            next(self.inner)
+            self.dropped += 1
+            return next(self.inner)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.inner.close()
+
+    monkeypatch.setattr(vidmag.live, "open_source", EveryOther)
+    code = main(["live", "synthetic:size=64x48,bpm=90", "--preset", "face", "--frames", "135", "--pulse",
+                 "auto", "--backend", "cpu"])
+    err = capsys.readouterr().err
+    assert code == 0 and "dropped 135" in err, err
+    bpm = float(re.search(r", ([\d.]+) bpm \(", err).group(1))
+    assert abs(bpm - 90) < 3, err
+
+
 @pytest.mark.skipif(not HAS_VIEWER, reason="vidmag.live.viewer is not in this build")
 def test_the_served_viewer_reports_the_run_and_takes_parameter_changes(tmp_path):
     command = [sys.executable, "-m", "vidmag.cli", "live", "synthetic:size=64x48", "--preset", "face",

@@ -275,6 +275,7 @@ def _loop(source, magnifier, meter, viewer, writer, status_line, *, frames, seco
     """Read, magnify, record, publish until the source ends, the limits are reached or Ctrl-C."""
     signal: deque[float] = deque(maxlen=max(1, round(SIGNAL_SECONDS * source.fs)))
     reading = None
+    dropped_seen = 0
     status: dict[str, Any] = {"frames": 0, "fps": 0.0, "latency_ms": 0.0, "latency_p99_ms": 0.0,
                               "dropped": 0, "bpm": None, "quality_db": None}
     start = time.perf_counter()
@@ -284,9 +285,14 @@ def _loop(source, magnifier, meter, viewer, writer, status_line, *, frames, seco
             if writer is not None:
                 writer.write(out)
             if meter is not None:
-                reading = meter.push(frame) or reading
+                # the meter's clock is its frame count: a frame the source dropped is held in its place (the
+                # current one stands in for it), or the rate it reads would grow with the share dropped
+                held = source.dropped - dropped_seen if meter.roi is not None else 0
+                dropped_seen = source.dropped
+                for _ in range(held + 1):
+                    reading = meter.push(frame) or reading
                 x, y, w, h = meter.roi  # the region the meter settled on at its first frame
-                signal.append(float(frame[y : y + h, x : x + w, 1].mean()))
+                signal.extend([float(frame[y : y + h, x : x + w, 1].mean())] * (held + 1))
             stats = magnifier.stats
             status = {**stats.as_dict(), "dropped": source.dropped,
                       "bpm": None if reading is None else float(reading.bpm),
