@@ -151,6 +151,27 @@ def test_the_stream_equals_the_whole_clip_run(pipeline):
         stream.push(clip[0])
 
 
+def test_retune_of_alpha_and_sigma_is_exact_and_a_new_band_keeps_going():
+    from vidmag.params import make_plan
+
+    clip = small_clip(T=9)
+    params = VALID["riesz_butterworth"]
+    changed = {**params, "alpha": 4.0, "sigma": 1.0}
+    want = vidmag.magnify(clip, fs=30, pipeline="riesz_butterworth", **changed)
+    stream = vidmag.open_stream(clip.shape[1:], fs=30, pipeline="riesz_butterworth", **params)
+    first = stream.push(clip[:4])
+    plan = make_plan("riesz_butterworth", fs=30, compat=None, params=changed, frame_shape=clip.shape[1:])
+    assert stream.retune(plan)
+    # alpha and sigma act after the filters: the frames after the change are the new run's
+    assert np.array_equal(stream.push(clip[4:]), want[4:])
+    assert not np.array_equal(first[1:], want[1:4])
+    band = make_plan("riesz_butterworth", fs=30, compat=None, params={**changed, "fh": 5.0},
+                     frame_shape=clip.shape[1:])
+    assert stream.retune(band) and stream.push(clip[0]).shape == clip.shape[1:]
+    other = make_plan("riesz_iir", fs=30, compat=None, params=VALID["riesz_iir"], frame_shape=clip.shape[1:])
+    assert not stream.retune(other)
+
+
 @pytest.mark.parametrize("pipeline", ["riesz_ideal", "steerable_ideal"])
 def test_the_ideal_ones_cannot_stream(pipeline):
     with pytest.raises(ValueError, match=rf"{pipeline} cannot stream.*riesz_butterworth or riesz_iir"):

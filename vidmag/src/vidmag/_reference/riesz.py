@@ -140,6 +140,15 @@ class _LowPassPair:
             self.r1, self.r2 = r1, r2
         self.state: tuple | None = None
 
+    def retune(self, fs: float, fl: float | None, fh: float | None, r1: float | None,
+               r2: float | None) -> None:
+        """New coefficients for the same kind of filter; the state (values of the signal) carries over."""
+        if self.kind == "butterworth":
+            self.high = butterworth_lowpass(fh, fs, mit=False)
+            self.low = butterworth_lowpass(fl, fs, mit=False)
+        else:
+            self.r1, self.r2 = r1, r2
+
     def step(self, x: np.ndarray) -> np.ndarray:
         if self.state is None:
             self.state = (x, x, x) if self.kind == "butterworth" else (x, x)
@@ -223,6 +232,19 @@ class RieszStream:
         filtered = [(fc.step(pc), fsn.step(ps)) for (fc, fsn), (pc, ps) in zip(self.filters, phase)]
         luma = _magnified_luma(quaternions, residual, filtered, amplitudes, self.alpha, self.sigma)
         return _render(yiq, luma, self.mit)
+
+    def retune(self, *, alpha: float, sigma: float, fl: float | None = None, fh: float | None = None,
+               r1: float | None = None, r2: float | None = None) -> None:
+        """Change the parameters between two frames, keeping the accumulated phase and the filters' state.
+
+        alpha and sigma act after the filters, so the frames after the change are exactly those of a stream
+        run with the new values from its start; a new band re-designs the filters, which go on from the
+        state the old ones left (as the linear streaming pipelines do).
+        """
+        self.alpha, self.sigma, self.band = alpha, sigma, (fl, fh, r1, r2)
+        for pair in self.filters or []:
+            for f in pair:
+                f.retune(self.fs, fl, fh, r1, r2)
 
     def _pair(self) -> _LowPassPair:
         return _LowPassPair(self.kind, self.fs, *self.band)

@@ -205,6 +205,20 @@ class PhaseStream:
             self.frames_pushed += 1
         return out[0] if single else out
 
+    def retune(self, plan: Plan) -> bool:
+        """Take a new plan of the same pipeline and frame size between two frames, keeping the state (see
+        :meth:`vidmag._reference.riesz.RieszStream.retune`). Returns False (nothing changed) when the plan
+        is of another pipeline, size or semantics, or the stream is closed."""
+        same = (plan.pipeline, plan.height, plan.width, plan.compat) == (
+            self.plan.pipeline, self.plan.height, self.plan.width, self.plan.compat)
+        if self._stream is None or not same:
+            return False
+        p = plan.params
+        self._stream.retune(alpha=p["alpha"], sigma=p["sigma"], **{k: p[k] for k in ("fl", "fh", "r1", "r2")
+                                                                    if k in p})
+        self.plan = plan
+        return True
+
     def close(self) -> None:
         self._stream = None
 
