@@ -30,8 +30,8 @@ _PARAMETER_OPTIONS = (
     ("--lambda-c", "lambda_c", float, "spatial cut-off wavelength in pixels (laplacian pipelines)"),
     ("--fl", "fl", float, "low end of the temporal pass band, Hz"),
     ("--fh", "fh", float, "high end of the temporal pass band, Hz"),
-    ("--r1", "r1", float, "fast low-pass weight (laplacian_iir)"),
-    ("--r2", "r2", float, "slow low-pass weight (laplacian_iir)"),
+    ("--r1", "r1", float, "fast low-pass weight (laplacian_iir, riesz_iir)"),
+    ("--r2", "r2", float, "slow low-pass weight (laplacian_iir, riesz_iir)"),
     ("--chrom-attenuation", "chrom_attenuation", float, "factor on the amplified chrominance (0 to 1)"),
     ("--sigma", "sigma", float, "amplitude-weighted smoothing of the phase in pixels, 0 for none (riesz_*, "
      "steerable_ideal)"),
