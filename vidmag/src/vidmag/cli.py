@@ -95,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="x264 preset, ultrafast ... veryslow (default medium)")
     how.add_argument("--no-audio", dest="audio", action="store_false", default=argparse.SUPPRESS,
                      help="do not carry the audio track over")
+    how.add_argument("--memory", metavar="SIZE", default=argparse.SUPPRESS,
+                     help="memory budget of the whole-clip pipelines, e.g. 2GB, 500MB, 1.5GiB (default: half "
+                     "the available memory with psutil, else half the physical memory); over it, "
+                     "laplacian_ideal keeps its bands on disk and gaussian_ideal runs in tiles, with the "
+                     "same output")
     how.add_argument("-q", "--quiet", action="store_true",
                      help="no progress bar and no summary line")
 

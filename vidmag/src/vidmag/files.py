@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -13,6 +15,7 @@ import numpy as np
 
 from vidmag import io
 from vidmag.params import check_bool, check_integer, check_number
+from vidmag.tiles import choose_tile, default_memory_budget, parse_size, working_set
 
 __all__ = ["MagnifyResult", "magnify_file"]
 
@@ -45,6 +48,9 @@ class MagnifyResult:
         Wall-clock time of the whole call, decoding and encoding included.
     audio : bool
         Whether an audio track was carried over.
+    route : str
+        How the whole-clip stack was held: ``"in memory"``, ``"bands on disk"`` (laplacian_ideal over the
+        memory budget) or ``"tiles of H x W"`` (gaussian_ideal over it).
     """
 
     output: str
@@ -58,6 +64,7 @@ class MagnifyResult:
     backend: str
     seconds: float
     audio: bool
+    route: str = "in memory"
 
     @property
     def frames_per_second(self) -> float:
@@ -193,6 +200,7 @@ def magnify_file(
     side_by_side: bool = False,
     audio: bool = True,
     progress: bool | Callable[[int], None] = False,
+    memory: int | str | None = None,
     **params: Any,
 ) -> MagnifyResult:
     """Magnify a video file and write the result as H.264.
@@ -240,6 +248,16 @@ def magnify_file(
     progress : bool or callable
         True: a progress bar on stderr. A callable is called with the number of frames done.
         The flags take ``True``/``False`` (or numpy bools) only: ``"no"`` is a TypeError, not a yes.
+    memory : int, str or None
+        Memory budget for the whole-clip pipelines, in bytes or as ``"2GB"``, ``"500MB"``, ``"1.5GiB"``
+        (see :func:`vidmag.tiles.parse_size`). None: :func:`vidmag.tiles.default_memory_budget` (half the
+        available memory with psutil, else half the physical memory). When the estimate
+        (:func:`vidmag.tiles.working_set`: frames x filtered pixels x 3 x bytes per value) exceeds it,
+        laplacian_ideal (cpu backend) keeps its band stacks in time-major files and gaussian_ideal runs in
+        spatial tiles from a decoded copy of the clip, both in a hidden temporary directory next to `dst`
+        that is removed on success, error and KeyboardInterrupt. The output is the same byte for byte. The
+        other pipelines do not grow with the clip (the streaming ones) or have no bounded route yet
+        (riesz_ideal, steerable_ideal, laplacian_ideal on another backend: they run in memory).
     **params
         The pipeline's parameters: ``alpha``, ``level``, ``lambda_c``, ``fl``, ``fh``, ``r1``, ``r2``,
         ``chrom_attenuation`` (see :func:`vidmag.magnify`).
@@ -296,23 +314,31 @@ def magnify_file(
     from vidmag import pipelines as _pipelines
     from vidmag.params import output_frames
 
+    budget = default_memory_budget() if memory is None else parse_size(memory, "memory")
     backend_name, _ = _pipelines.select_backend(backend, pipeline_name)  # "auto" for the pipeline at hand
+    route = _bounded_route(src, info, pipeline_name, backend_name, fs_hz, compat, run_params, budget)
     expected = output_frames(pipeline_name, compat, info.n_frames) if info.n_frames else None
     report = _Progress(progress, pipeline_name, info.n_frames, expected, os.path.basename(out_path))
     source = report.wrap_source(io.frame_source(src))
     magnified: Iterator[np.ndarray] | None = None
     originals: Iterator[np.ndarray] | None = None
+    workdir: str | None = None
     try:
-        magnified = _pipelines.run(
-            source,
-            fs=fs_hz,
-            pipeline=pipeline_name,
-            backend=backend_name,
-            compat=compat,
-            progress=report.output_frame,
-            n_frames=info.n_frames,
-            **run_params,
-        )
+        if route is None:
+            magnified = _pipelines.run(
+                source,
+                fs=fs_hz,
+                pipeline=pipeline_name,
+                backend=backend_name,
+                compat=compat,
+                progress=report.output_frame,
+                n_frames=info.n_frames,
+                **run_params,
+            )
+        else:
+            # next to dst: on the disk the caller chose for the output
+            workdir = tempfile.mkdtemp(prefix=".vidmag-work-", dir=os.path.dirname(out_path))
+            magnified = route(source, workdir, report.output_frame)
         # The first frame is computed before any file exists, so whatever the pipeline only finds out
         # from the data (frame too small for the level, too few frames) fails with nothing to clean up.
         first = next(magnified, None)
@@ -347,6 +373,8 @@ def magnify_file(
             if close is not None:
                 close()
         report.close()
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
     return MagnifyResult(
         output=out_path,
         frames=frames,
@@ -359,7 +387,40 @@ def magnify_file(
         backend=backend_name,
         seconds=time.perf_counter() - start,
         audio=has_audio,
+        route=getattr(route, "name", "in memory"),
     )
+
+
+def _bounded_route(src: str, info: io.VideoInfo, pipeline: str, backend: str, fs: float, compat: str | None,
+                   params: dict[str, Any], budget: int) -> Any:
+    """The bounded-memory route of this run, or None when it runs in memory (it fits, or has none).
+
+    The route is a callable ``(source, workdir, progress) -> iterator of frames`` with a ``name``.
+    """
+    from vidmag import _out_of_core
+    from vidmag.params import make_plan
+
+    backends = _out_of_core.ROUTES.get(pipeline, ())
+    if backends is not None and backend not in backends:
+        return None
+    plan = make_plan(pipeline, fs=fs, compat=compat, params=params, frame_shape=(info.height, info.width, 3),
+                     n_frames=info.n_frames)
+    n_frames = info.n_frames if info.n_frames else sum(1 for _ in io.read_frames(src))
+    if working_set(plan, n_frames, backend=backend) <= budget:
+        return None
+    if pipeline == "laplacian_ideal":
+        def route(source, workdir, progress):
+            return _out_of_core.laplacian_on_disk(plan, source, workdir, progress)
+
+        route.name = "bands on disk"
+        return route
+    tile = choose_tile(plan, n_frames, budget, backend=backend) or (plan.height, plan.width)
+
+    def tiled(source, workdir, progress):
+        return _out_of_core.gaussian_tiled(plan, source, workdir, tile, backend=backend, progress=progress)
+
+    tiled.name = f"tiles of {tile[0]} x {tile[1]}"
+    return tiled
 
 
 def _next_original(originals: Iterator[np.ndarray]) -> np.ndarray:
