@@ -188,9 +188,11 @@ class PhaseTracker:
 def _magnified_luma(quaternions, residual, filtered, amplitudes, alpha, sigma) -> np.ndarray:
     shifted = []
     for q, (pc, ps), amplitude in zip(quaternions, filtered, amplitudes):
-        pc = alpha * amplitude_weighted_blur(pc, amplitude, sigma)
-        ps = alpha * amplitude_weighted_blur(ps, amplitude, sigma)
-        shifted.append(phase_shift(q, pc, ps))
+        if sigma != 0:  # amplitude_weighted_blur of both components, the weight's blur computed once
+            weight = amplitude + 1e-12
+            norm = gaussian_blur(weight, sigma)
+            pc, ps = gaussian_blur(pc * weight, sigma) / norm, gaussian_blur(ps * weight, sigma) / norm
+        shifted.append(phase_shift(q, alpha * pc, alpha * ps))
     return synthesise(shifted, residual)
 
 
