@@ -16,7 +16,7 @@ import numpy as np
 
 from vidmag import backend as _backend
 from vidmag.backend.stages import TemporalFilter, kept_levels
-from vidmag.backend.stream import Stream
+from vidmag.backend.stream import FilterState, Stream
 from vidmag.live.presets import live_preset_params
 from vidmag.params import STREAMING_PIPELINES, check_parameters, make_plan
 
@@ -245,9 +245,10 @@ class Magnifier:
           moves towards that of a feed filtered with the new band from its start as the slower low-pass
           settles (a time constant of about ``1 / (2 pi fl)`` seconds, or ``1 / (r2 fs)``); there is no
           restart and no flash.
-        - One case restarts the filters: a change that turns on a pyramid level that had no gain so far
-          (raising ``alpha`` from 0): that level has no state to continue. The next frame then comes out as
-          its input bytes, like a feed's first frame.
+        - A change restarts the filters when it turns on a pyramid level that had no gain so far (raising
+          ``alpha`` from 0): that level has no state to continue. The phase pipelines' streams (riesz_*)
+          restart at any change. The next frame then comes out as its input bytes, like a feed's first
+          frame.
         """
         merged = {**self.params, **changes}
         checked = check_parameters(self.pipeline, self.fs, self.compat, merged)
@@ -310,9 +311,9 @@ def _retune(stream: Stream, plan: Any) -> bool:
     ``kept``, ``states``): everything a stream derives from its plan lives there and in ``stream.plan``;
     the stages take the plan at every call.
     """
-    state = stream._state
-    if state is None or stream._failed is not None:
-        return False
+    state = getattr(stream, "_state", None)
+    if not isinstance(state, FilterState) or stream._failed is not None:
+        return False  # a stream of another kind (the phase pipelines'), or one that failed: start afresh
     if state.states is None:  # no frame through it yet: nothing to keep
         state.kept = kept_levels(plan)
     else:
