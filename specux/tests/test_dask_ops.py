@@ -231,3 +231,21 @@ def test_overlap_spans_cover_every_frame_once():
         covered = [t for t0, t1, _, _ in spans for t in range(t0, t1)]
         assert covered == list(range(frames))
         assert all(b <= length and b - a == (t1 - t0 - 1) * hop + n_fft for t0, t1, a, b in spans)
+
+
+def test_tuning_estimates_are_lazy_scalars():
+    y = np.sin(2 * np.pi * 445 * np.arange(2 * 22050) / 22050).astype(np.float32)
+    d = da.from_array(y, chunks=5000)
+    freqs = np.array([440.0, 445.0, 450.0, 452.0])
+    with dask.config.set(scheduler=_forbid):
+        r = specux.estimate_tuning(d, sr=22050, threshold=0.2)  # piptrack's keywords pass on
+        p = specux.pitch_tuning(da.from_array(freqs, chunks=3))
+    assert r.shape == () and p.shape == ()
+    assert r.compute(scheduler="sync") == specux.estimate_tuning(y, sr=22050, threshold=0.2)
+    assert p.compute(scheduler="sync") == specux.pitch_tuning(freqs)
+
+
+def test_a_dask_array_elsewhere_than_the_signal_is_refused():
+    y = _signal(np.float32)
+    with pytest.raises(TypeError, match="window is a dask array; only y"):
+        specux.stft(y, n_fft=256, window=da.from_array(np.hanning(256)))

@@ -49,15 +49,19 @@ def dask_route(op: str, fn: Callable[..., Any] | None = None) -> Callable[[F], F
 
     def decorate(wrapped: F) -> F:
         signature = inspect.signature(fn if fn is not None else wrapped)
+        var_kw = [n for n, p in signature.parameters.items() if p.kind is p.VAR_KEYWORD]
 
         @functools.wraps(wrapped)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if holds_dask(args, kwargs):
                 bound = signature.bind(*args, **kwargs)
                 bound.apply_defaults()
+                arguments = dict(bound.arguments)
+                for name in var_kw:  # **kwargs pass on flat, as the caller gave them
+                    arguments.update(arguments.pop(name, {}))
                 from specux._dask.wrap import call
 
-                return call(op, dict(bound.arguments))
+                return call(op, arguments)
             return wrapped(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]

@@ -27,6 +27,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import dask
 import dask.array as da
 import numpy as np
 from dask.array.utils import meta_from_array
@@ -647,6 +648,31 @@ _BUILDERS: dict[str, Callable[[str, dict], Any]] = {
 }
 
 
+def _tuning(op: str, args: dict) -> Any:
+    """estimate_tuning / pitch_tuning: one number from the whole array, a lazy 0-d array of one task (its
+    arguments are checked when it runs: an estimate of zeros says nothing about them)."""
+    carrier = next(name for name in CARRIERS.get(op, ("frequencies",)) if _is_dask(args.get(name)))
+    x = args[carrier]
+    kwargs = {k: v for k, v in args.items() if k != carrier}
+    whole = x.rechunk(-1) if max(x.numblocks, default=1) > 1 else x
+    task = dask.delayed(Front(op, carrier, kwargs, np.float64))(whole)
+    return da.from_delayed(task, shape=(), dtype=np.float64, meta=np.empty((), np.float64))
+
+
+_BUILDERS["estimate_tuning"] = _tuning
+_BUILDERS["pitch_tuning"] = _tuning
+
+#: the parameters that may carry the data (a dask array anywhere else is refused); default: the first
+CARRIERS = {
+    "melspectrogram": ("y", "S"),
+    "mfcc": ("y", "S"),
+    "chroma_stft": ("y", "S"),
+    "chroma_cqt": ("y", "C"),
+    "estimate_tuning": ("y", "S"),
+    "fftconvolve": ("in1", "in2"),
+}
+
+
 def call(op: str, args: dict) -> Any:
     """The lazy result of public ``op`` with the bound arguments ``args``, one of which is a dask array."""
     builder = _fft if op.startswith("fft.") else _BUILDERS.get(op)
@@ -654,4 +680,11 @@ def call(op: str, args: dict) -> Any:
         from specux.errors import UnsupportedOperationError
 
         raise UnsupportedOperationError(f"specux.{op}: dask arrays are not supported by this function")
+    carriers = CARRIERS.get(op, (next(iter(args)),))
+    if not any(_is_dask(args.get(name)) for name in carriers):
+        name = next(k for k, v in args.items() if _is_dask(v))
+        raise TypeError(
+            f"specux.{op}: {name} is a dask array; only {' or '.join(carriers)} may be one (pass {name} as a "
+            "numpy array)"
+        )
     return builder(op, args)

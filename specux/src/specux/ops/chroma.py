@@ -238,6 +238,10 @@ def chroma_cqt(
     -----
     {backends} Autograd: yes for a torch CPU signal ``y`` (not for a given
     spectrogram); torch.compile: yes (one graph node). See docs/specux/torch.md.
+    On a dask array the time axis is rechunked to one chunk for the constant-Q transform (its
+    octave-by-octave resampling chain is not split across chunks); batch chunks map independently, and
+    ``tuning=None`` reads the whole array in one task. A constant-Q input ``C`` maps frame by frame. See
+    docs/scale.md.
     """
     src = y if C is None else C
     prepare(src, backend, "cqt", "chroma_cqt")  # served wherever cqt is

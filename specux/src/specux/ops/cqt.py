@@ -676,6 +676,9 @@ def vqt(
     {backends} Autograd: yes for torch CPU tensors, with every
     res_type (the specux custom ops; see docs/specux/torch.md).
     torch.compile: yes (one graph node).
+    On a dask array the time axis is rechunked to one chunk (the octave-by-octave resampling chain is not
+    split across chunks); batch chunks map independently, and ``tuning=None`` reads the whole array in one
+    task. See docs/scale.md.
 
     NaN and inf stay in the frames whose support contains them: the frame's samples, widened in a downsampled
     octave by the reach of each resampler's filter (libsoxr alone would make a whole FFT block of its output
@@ -748,6 +751,9 @@ def cqt(
     {backends} Autograd: yes for torch CPU tensors, with every
     res_type (the specux custom ops; see docs/specux/torch.md).
     torch.compile: yes (one graph node).
+    On a dask array the time axis is rechunked to one chunk (the octave-by-octave resampling chain is not
+    split across chunks); batch chunks map independently, and ``tuning=None`` reads the whole array in one
+    task. See docs/scale.md.
     """
     return _vqt_frontend(
         y,

@@ -15,6 +15,7 @@ import numpy as np
 
 from specux import _arrays, _memory, _validate
 from specux._backend_doc import backends_doc
+from specux._dask import dask_route
 from specux._dispatch import prepare
 from specux.ops.stft import stft
 
@@ -22,6 +23,7 @@ __all__ = ["estimate_tuning", "piptrack", "pitch_tuning"]
 
 
 @backends_doc("pitch_tuning")
+@dask_route("pitch_tuning")
 def pitch_tuning(frequencies: Any, *, resolution: float = 0.01, bins_per_octave: int = 12) -> float:
     """Tuning deviation of a set of frequencies from A440 equal temperament, in fractions of a bin.
 
@@ -235,6 +237,7 @@ def piptrack(
 
 
 @backends_doc("estimate_tuning")
+@dask_route("estimate_tuning")
 def estimate_tuning(
     y: Any = None,
     *,
