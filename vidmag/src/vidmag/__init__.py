@@ -23,6 +23,7 @@ __all__ = [
     "__version__",
     "magnify",
     "magnify_file",
+    "magnify_files",
     "open_stream",
 ]
 
@@ -33,4 +34,8 @@ def __getattr__(name: str) -> Any:
         from vidmag.files import magnify_file
 
         return magnify_file
+    if name == "magnify_files":  # many clips on Dask (vidmag.many)
+        from vidmag.many import magnify_files
+
+        return magnify_files
     raise AttributeError(f"module 'vidmag' has no attribute {name!r}")

@@ -1,0 +1,219 @@
+"""Many clips on Dask: :func:`magnify_files` runs :func:`vidmag.files.magnify_file` on every input, on the
+workers of a ``dask.distributed`` cluster (a local one by default), and reports each clip's result or error.
+
+Dask is the scheduler (the ``dask`` extra: ``pip install vidmag-evm[dask]``); vidmag only lays out the
+outputs, submits one task per clip, and gathers. Each output is written atomically by magnify_file on the
+worker (a temporary name, renamed when complete), so a failed or killed clip leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from vidmag import io
+
+__all__ = ["ClipResult", "magnify_files", "output_paths"]
+
+
+@dataclass(frozen=True)
+class ClipResult:
+    """What happened to one clip of :func:`magnify_files`.
+
+    Attributes
+    ----------
+    input : str
+        The clip, as given.
+    output : str
+        Where its result was to be written (absolute).
+    result : vidmag.files.MagnifyResult or None
+        magnify_file's result; None when the clip failed.
+    error : str or None
+        ``"ErrorType: message"`` when the clip failed (nothing was written for it); None when it succeeded.
+    """
+
+    input: str
+    output: str
+    result: Any = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the clip was written."""
+        return self.error is None
+
+
+def output_paths(inputs: Sequence[str], out_dir: str, *, suffix: str = "-magnified",
+                 extension: str = ".mp4") -> list[str]:
+    """``out_dir/<stem><suffix><extension>`` for each input, refusing clashes before anything runs.
+
+    Raises
+    ------
+    ValueError
+        Two inputs map to the same output, or an output is one of the inputs (any spelling or link); the
+        message names both.
+    """
+    if not isinstance(suffix, str):
+        raise TypeError(f"suffix must be a string, got {type(suffix).__name__}")
+    if extension.lower() not in io.CONTAINER_FOR_SUFFIX:
+        raise ValueError(f"extension must be one of {', '.join(io.CONTAINER_FOR_SUFFIX)}, got {extension!r}")
+    outputs, seen = [], {}
+    for src in inputs:
+        stem = os.path.splitext(os.path.basename(src))[0]
+        dst = os.path.abspath(os.path.join(out_dir, f"{stem}{suffix}{extension}"))
+        key = os.path.normcase(os.path.realpath(dst))
+        if key in seen:
+            raise ValueError(f"inputs: {seen[key]!r} and {src!r} both map to {dst!r} (give --suffix, or "
+                             "rename one)")
+        seen[key] = src
+        outputs.append(dst)
+    for dst in outputs:
+        for src in inputs:
+            if os.path.exists(src):
+                io.check_not_source(src, dst)  # a ValueError naming both
+    return outputs
+
+
+def _magnify_one(src: str, dst: str, options: dict[str, Any]) -> ClipResult:
+    """Run on a worker: one clip; its error is kept, not raised, so the other clips go on."""
+    from vidmag.files import magnify_file
+
+    try:
+        result = magnify_file(src, dst, progress=False, **options)
+    except Exception as error:  # reported in the clip's result
+        return ClipResult(src, dst, None, f"{type(error).__name__}: {error}")
+    return ClipResult(src, dst, result, None)
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    """The checks magnify_file would make on every clip that need no clip: bad options fail up front."""
+    from vidmag.files import _resolve_pipeline
+    from vidmag.params import check_parameters
+    from vidmag.tiles import parse_size
+
+    params = {k: v for k, v in options.items() if k not in _FILE_OPTIONS}
+    preset, pipeline = options.get("preset"), options.get("pipeline")
+    fs, compat = options.get("fs"), options.get("compat")
+    # without a clip the container rate is unknown: a rate high enough that only the rate-free checks bite
+    name, fs_hz, merged = _resolve_pipeline(preset, pipeline, fs, compat, params, Fraction(10**6))
+    check_parameters(name, fs_hz, compat, merged)
+    if options.get("memory") is not None:
+        parse_size(options["memory"], "memory")
+
+
+#: magnify_file's keywords that are not pipeline parameters.
+_FILE_OPTIONS = ("preset", "pipeline", "fs", "compat", "backend", "quality", "encoder_preset", "side_by_side",
+                 "audio", "memory")
+
+
+def magnify_files(
+    inputs: Iterable[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    *,
+    client: Any = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: bool | Callable[[int, int], None] = True,
+    suffix: str = "-magnified",
+    **magnify_options: Any,
+) -> list[ClipResult]:
+    """Magnify many clips on a Dask cluster, one task per clip.
+
+    Parameters
+    ----------
+    inputs : iterable of path
+        The clips.
+    out_dir : path
+        Directory of the outputs (created if missing): ``out_dir/<stem><suffix>.mp4`` per clip.
+    client : dask.distributed.Client, optional
+        A client to use (not closed here).
+    scheduler : str, optional
+        Address of an existing scheduler, ``"tcp://host:port"``, when `client` is None. Both None: a
+        ``LocalCluster`` of `workers` processes with one thread each, closed at the end.
+    workers : int, optional
+        Workers of the local cluster (None: Dask's choice, one per core). Only without `client`/`scheduler`.
+    progress : bool or callable
+        True: a bar over all clips on stderr; a callable gets ``(clips done, clips)`` after each.
+    suffix : str
+        Appended to each input's stem.
+    **magnify_options
+        :func:`vidmag.files.magnify_file`'s keywords (preset, pipeline, fs, backend, compat, quality,
+        memory, the pipeline's parameters ...), the same for every clip.
+
+    Returns
+    -------
+    list of ClipResult
+        In the order of `inputs`; a failed clip has its error and no output, the others are finished.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad options (checked before any clip runs), no inputs, two inputs with one output, an output that
+        is an input.
+    ImportError
+        dask.distributed is not installed (the ``dask`` extra).
+
+    Notes
+    -----
+    Backends: whichever `backend` names, on each worker.
+    """
+    inputs = [io.as_path("inputs", src) for src in inputs]
+    if not inputs:
+        raise ValueError("inputs: no clips given")
+    out_dir = io.as_path("out_dir", out_dir)
+    if not callable(progress) and not isinstance(progress, bool):
+        raise TypeError(f"progress must be True, False or a callable, got {type(progress).__name__}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    if client is not None and scheduler is not None:
+        raise ValueError("give client or scheduler, not both")
+    if "progress" in magnify_options or "dst" in magnify_options:
+        raise TypeError("magnify_files() sets each clip's dst and progress itself")
+    _check_options(magnify_options)
+    outputs = output_paths(inputs, out_dir, suffix=suffix)
+    os.makedirs(out_dir, exist_ok=True)
+
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    owned: list[Any] = []
+    try:
+        if client is None:
+            if scheduler is not None:
+                client = Client(scheduler)
+            else:
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None)
+                owned.append(cluster)
+                client = Client(cluster)
+            owned.insert(0, client)
+        futures = {
+            client.submit(_magnify_one, src, dst, magnify_options, pure=False): i
+            for i, (src, dst) in enumerate(zip(inputs, outputs))
+        }
+        results: list[ClipResult | None] = [None] * len(inputs)
+        bar = None
+        if progress is True:
+            from vidmag._progress import ProgressBar
+
+            bar = ProgressBar(total=len(inputs), label="clips")
+        try:
+            for done, future in enumerate(as_completed(futures), start=1):
+                i = futures[future]
+                if future.status == "error":  # the task itself died (a killed worker, an unpicklable result)
+                    error = future.exception()
+                    results[i] = ClipResult(inputs[i], outputs[i], None, f"{type(error).__name__}: {error}")
+                else:
+                    results[i] = future.result()
+                if bar is not None:
+                    bar(done)
+                elif callable(progress):
+                    progress(done, len(inputs))
+        finally:
+            if bar is not None:
+                bar.close()
+    finally:
+        for thing in owned:
+            thing.close()
+    return [r for r in results if r is not None]

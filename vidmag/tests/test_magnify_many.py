@@ -1,0 +1,108 @@
+"""vidmag.magnify_files / vidmag magnify-many on a dask.distributed LocalCluster (2 workers, 1 thread)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from vidmag import io
+from vidmag.cli import main
+from vidmag.many import magnify_files, output_paths
+
+distributed = pytest.importorskip("dask.distributed")
+
+IIR = dict(pipeline="laplacian_iir", alpha=10.0, lambda_c=8.0, r1=0.4, r2=0.05, chrom_attenuation=0.5)
+IIR_ARGS = ["--pipeline", "laplacian_iir", "--alpha", "10", "--lambda-c", "8", "--r1", "0.4", "--r2", "0.05",
+            "--chrom-attenuation", "0.5", "--backend", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@pytest.fixture
+def clips(tmp_path):
+    rng = np.random.default_rng(0)
+    paths = []
+    for name in ("one", "two"):
+        path = str(tmp_path / f"{name}.mp4")
+        with io.VideoWriter(path, width=64, height=48, fps=30) as writer:
+            for _ in range(20):
+                writer.write(rng.integers(60, 200, (48, 64, 3), dtype=np.uint8))
+        paths.append(path)
+    corrupt = tmp_path / "corrupt.mp4"
+    corrupt.write_bytes(b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)) * 8)
+    paths.insert(1, str(corrupt))
+    return paths
+
+
+def _written(directory):
+    return sorted(os.listdir(directory))
+
+
+def test_two_written_one_reported(tmp_path, clips, client):
+    out = tmp_path / "out"
+    seen = []
+    results = magnify_files(clips, out, client=client, backend="cpu", audio=False,
+                            progress=lambda done, total: seen.append((done, total)), **IIR)
+    assert [r.input for r in results] == clips
+    assert [r.ok for r in results] == [True, False, True]
+    assert results[1].result is None and "corrupt.mp4" in results[1].error
+    assert results[0].result.frames == 20 and results[2].result.frames == 20
+    assert _written(out) == ["one-magnified.mp4", "two-magnified.mp4"]  # no temporary of the failed clip
+    assert seen[-1] == (3, 3) and len(seen) == 3
+    assert len(list(io.read_frames(results[0].output))) == 20
+
+
+def test_cli_exit_1_and_one_line_per_failure(tmp_path, clips, client, capsys):
+    out = tmp_path / "cli"
+    status = main(["magnify-many", *clips, "--out-dir", str(out), "--scheduler", client.scheduler.address,
+                   "--suffix=-x", "--no-audio", *IIR_ARGS])
+    captured = capsys.readouterr()
+    assert status == 1
+    failures = [line for line in captured.err.splitlines() if "failed:" in line]
+    assert len(failures) == 1 and "corrupt.mp4" in failures[0]
+    assert _written(out) == ["one-x.mp4", "two-x.mp4"]
+    assert "2 of 3 clips" in captured.out
+
+
+def test_cli_local_cluster_all_good(tmp_path, clips, capsys):
+    out = tmp_path / "local"
+    good = [clips[0], clips[2]]
+    assert main(["magnify-many", *good, "--out-dir", str(out), "--workers", "2", "-q", "--no-audio",
+                 *IIR_ARGS]) == 0
+    assert _written(out) == ["one-magnified.mp4", "two-magnified.mp4"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    ([], "--preset NAME or --pipeline"),
+    (["--pipeline", "laplacian_iir", "--alpha", "-1", "--lambda-c", "8", "--r1", "0.4", "--r2", "0.05",
+      "--chrom-attenuation", "0.5"], "alpha"),
+    ([*IIR_ARGS, "--workers", "0"], "--workers"),
+    ([*IIR_ARGS, "--memory", "lots"], "memory"),
+    (["--pipeline", "laplacian_iir"], "missing"),
+])
+def test_bad_options_exit_2(tmp_path, clips, capsys, extra, message):
+    out = tmp_path / "bad"
+    assert main(["magnify-many", clips[0], "--out-dir", str(out), *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_refuses_clashing_outputs(tmp_path, clips, capsys):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    twin = sub / "one.mp4"
+    twin.write_bytes(open(clips[0], "rb").read())
+    assert main(["magnify-many", clips[0], str(twin), "--out-dir", str(tmp_path / "o"), *IIR_ARGS]) == 2
+    assert "both map to" in capsys.readouterr().err
+    # an output that is an input: same directory, empty suffix
+    with pytest.raises(ValueError, match=r"src|same"):
+        output_paths([clips[0]], str(tmp_path), suffix="")
+    assert not (tmp_path / "o").exists()
