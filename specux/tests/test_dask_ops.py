@@ -249,3 +249,19 @@ def test_a_dask_array_elsewhere_than_the_signal_is_refused():
     y = _signal(np.float32)
     with pytest.raises(TypeError, match="window is a dask array; only y"):
         specux.stft(y, n_fft=256, window=da.from_array(np.hanning(256)))
+
+
+def test_signal_and_spectrogram_both_given():
+    """mel / mfcc refuse y with S as in memory; chroma_stft / chroma_cqt use the spectrogram, as in memory."""
+    y = _signal(np.float32)
+    d = da.from_array(y, chunks=(1, 2500))
+    S = specux.stft(y, n_fft=512, hop_length=128, output="power")
+    with pytest.raises(ValueError, match="exactly one"):
+        specux.melspectrogram(d, S=da.from_array(S), sr=16000)
+    r = specux.chroma_stft(d, S=da.from_array(S, chunks=(1, -1, 20)), sr=16000, tuning=0.0)
+    np.testing.assert_array_equal(
+        r.compute(scheduler="sync"), specux.chroma_stft(y, S=S, sr=16000, tuning=0.0)
+    )
+    C = np.abs(specux.cqt(y, sr=16000, hop_length=64, n_bins=72, fmin=220.0, bins_per_octave=36))
+    r = specux.chroma_cqt(d, C=da.from_array(C), bins_per_octave=36)
+    np.testing.assert_array_equal(r.compute(scheduler="sync"), specux.chroma_cqt(y, C=C, bins_per_octave=36))

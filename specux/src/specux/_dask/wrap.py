@@ -66,6 +66,9 @@ class Front:
 def probe(op: str, carrier: str, args: dict, sample: np.ndarray, **changes: Any) -> np.ndarray:
     """The front on a small numpy ``sample``: checks the arguments and gives the block's dtype and shape."""
     kwargs = {**args, **changes, carrier: sample}
+    others = [k for k, v in kwargs.items() if _is_dask(v)]
+    if others:  # never back into the dask route from here
+        raise TypeError(f"specux.{op}: {others[0]} is a dask array too; only {carrier} may be one here")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # short-signal warnings of the sample, not of the user's data
         return np.asarray(public(op)(**kwargs))
@@ -233,7 +236,9 @@ def _melspectrogram(op: str, args: dict) -> Any:
 
 def _exactly_one(op: str, args: dict, a: str, b: str) -> None:
     if (args[a] is None) == (args[b] is None):
-        public(op)(**args)  # the front's own message
+        # the front's own message, from numpy stand-ins (the dask arrays would come back here)
+        stand_ins = {k: np.zeros((2, 8), v.dtype) for k, v in args.items() if _is_dask(v)}
+        public(op)(**{**args, **stand_ins})
 
 
 def _mfcc(op: str, args: dict) -> Any:
@@ -336,6 +341,7 @@ def _framed_fn(y: Any, fn: Callable, args: dict, n_fft: int, hop: int) -> Any:
 def _chroma_stft(op: str, args: dict) -> Any:
     if args["y"] is None or args["S"] is not None:
         _exactly_one(op, args, "y", "S")
+        args = {**args, "y": None}  # the front uses S when given, not y
         if args["tuning"] is None:  # estimated from the whole spectrogram, batch included
             S = args["S"]
             one = probe(op, "S", args, np.zeros((S.shape[-2], 1), S.dtype))
@@ -367,7 +373,7 @@ def _constant_q(op: str, args: dict) -> Any:
     """cqt / vqt / chroma_cqt from a signal: the time axis whole (one chunk), batch blocks independent."""
     if op == "chroma_cqt" and (args["y"] is None or args["C"] is not None):
         _exactly_one(op, args, "y", "C")
-        return _along_frames(op, "C", args)
+        return _along_frames(op, "C", {**args, "y": None})  # the front uses C when given, not y
     y = args["y"]
     hop = args["hop_length"]
     _check_ints(op, hop_length=hop)
