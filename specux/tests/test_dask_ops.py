@@ -259,9 +259,13 @@ def test_signal_and_spectrogram_both_given():
     with pytest.raises(ValueError, match="exactly one"):
         specux.melspectrogram(d, S=da.from_array(S), sr=16000)
     r = specux.chroma_stft(d, S=da.from_array(S, chunks=(1, -1, 20)), sr=16000, tuning=0.0)
-    np.testing.assert_array_equal(
-        r.compute(scheduler="sync"), specux.chroma_stft(y, S=S, sr=16000, tuning=0.0)
-    )
+    _same(r.compute(scheduler="sync"), specux.chroma_stft(y, S=S, sr=16000, tuning=0.0))
     C = np.abs(specux.cqt(y, sr=16000, hop_length=64, n_bins=72, fmin=220.0, bins_per_octave=36))
     r = specux.chroma_cqt(d, C=da.from_array(C), bins_per_octave=36)
-    np.testing.assert_array_equal(r.compute(scheduler="sync"), specux.chroma_cqt(y, C=C, bins_per_octave=36))
+    _same(r.compute(scheduler="sync"), specux.chroma_cqt(y, C=C, bins_per_octave=36))
+
+
+def _same(got, ref):
+    """Equal within TOL of the largest magnitude (a bank product over fewer frames rounds differently)."""
+    assert got.shape == ref.shape and got.dtype == ref.dtype
+    assert np.abs(got - ref).max() <= TOL[np.float32] * np.abs(ref).max()
