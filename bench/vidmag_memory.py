@@ -120,8 +120,8 @@ def _child(case: dict, timeout: float) -> dict:
     except subprocess.TimeoutExpired:
         return {**case, "error": f"over {timeout:g} s"}
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["?"])[-1]
-        return {**case, "error": last[:200]}
+        last = (done.stderr.strip().splitlines() or [""])[-1]
+        return {**case, "error": f"exit status {done.returncode}: {last[:200]}"}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
