@@ -559,8 +559,10 @@ class Report:
         m20 = _nearest(self.protocol["alphas"], 20.0)
         at_motion = _nearest(self.protocol["motions"], 0.05)
         fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+        # tab10 without its grey, which the input's dotted black line would be confused with
+        colours = iter([c for i, c in enumerate(plt.get_cmap("tab10").colors) if i != 7] * 2)
         for name in self.pipelines():
-            style = dict(linestyle="--", color="grey") if name == "input" else {}
+            style = (dict(linestyle=":", color="black") if name == "input" else dict(color=next(colours)))
             noisy = sorted(self.select(pipeline=name, test="noise", magnification=m20), key=lambda c: c.noise)
             axes[0].plot([c.noise for c in noisy], [c.psnr for c in noisy], marker="o", label=name, **style)
             moving = sorted(self.select(pipeline=name, test="motion", magnification=m20),
@@ -571,7 +573,7 @@ class Report:
                 one = sorted(self.select(pipeline=name, test="motion", motion=at_motion),
                              key=lambda c: c.magnification)
                 axes[2].plot([c.magnification for c in one], [c.measured for c in one], marker="o",
-                             label=name)
+                             label=name, **style)
         alphas = self.protocol["alphas"]
         axes[2].plot(alphas, alphas, color="black", linewidth=0.8, label="requested")
         titles = (f"noise test ({NOISE_MOTION:g} px), M = {m20:g}", f"motion test, M = {m20:g}",
@@ -586,6 +588,7 @@ class Report:
             axis.grid(True, alpha=0.3)
         axes[2].set_yscale("log")
         axes[0].legend(fontsize=8)
+        axes[2].legend(fontsize=8)
         fig.tight_layout()
         suffix = os.path.splitext(os.fspath(path))[1].lstrip(".") or "png"
         with atomic_output(path) as tmp:
