@@ -119,7 +119,7 @@ def laplacian_on_disk(plan: Plan, source: Source, workdir: str,
         n = batch.shape[0]
         bands = {level: _take(paths[level], shapes[level], start, n, plan.gains[level], stages)
                  for level in kept}
-        signal = stages.collapse(bands, plan)
+        signal = stages.collapse(bands, plan) if bands else None  # no amplified band: no signal
         out = stages.download(stages.render(batch, signal, plan, kind="expand", gain=1.0,
                                             chroma=p["chrom_attenuation"]))
         for frame in out:
