@@ -162,6 +162,12 @@ def featurise(
         return done
     from dask.distributed import as_completed
 
+    if __name__ != "__main__":
+        # this file is no installed module: its task functions travel by value, so that the workers of an
+        # existing cluster need only specux (and zarr), not this script on their path
+        import cloudpickle
+
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
     futures = {
         client.compute(dask.delayed(list)(writes)): (name, sr, path) for name, sr, path, writes in todo
     }

@@ -59,14 +59,15 @@ def _clip(i: int, seconds: float = 1.5) -> np.ndarray:
 def test_features_on_the_cluster_equal_in_memory(client):
     y = np.stack([_clip(i) for i in range(3)])
     d = da.from_array(y, chunks=(2, (7001, 300, 16699)))
-    for name, fn in (("mel", specux.melspectrogram), ("mfcc", specux.mfcc), ("cqt", specux.cqt)):
-        lazy = fn(d, sr=SR, **PARAMS[name])
-        _close(client.compute(lazy).result(), fn(y, sr=SR, **PARAMS[name]), name)
+    transforms = {"mel": specux.melspectrogram, "mfcc": specux.mfcc, "cqt": specux.cqt}
+    lazy = [fn(d, sr=SR, **PARAMS[name]) for name, fn in transforms.items()]
+    for got, (name, fn) in zip(client.gather(client.compute(lazy)), transforms.items()):
+        _close(got, fn(y, sr=SR, **PARAMS[name]), name)
 
 
 @pytest.fixture
 def audio_dir(tmp_path):
-    for i in range(5):
+    for i in range(4):
         wavfile.write(str(tmp_path / f"clip{i}.wav"), SR, (_clip(i) * 32767).astype(np.int16))
     return tmp_path
 
@@ -104,13 +105,13 @@ def test_featurise_survives_a_killed_worker_and_resumes(client, audio_dir, tmp_p
     done = fz.featurise(
         paths, store, client=client, params=PARAMS, chunk_seconds=0.4, on_file_done=kill_a_worker
     )
-    assert killed and sorted(done) == ["clip2", "clip3", "clip4"]
+    assert killed and sorted(done) == ["clip2", "clip3"]
     _check_store(store, paths)
     # a group left half-written (no completion marker) is redone; complete ones are skipped
-    zarr.open_group(str(store), mode="a")["clip3"].attrs["complete"] = False
-    assert fz.featurise(paths, store, client=client, params=PARAMS, chunk_seconds=0.4) == ["clip3"]
+    zarr.open_group(str(store), mode="a")["clip1"].attrs["complete"] = False
+    assert fz.featurise(paths, store, client=client, params=PARAMS, chunk_seconds=0.4) == ["clip1"]
     assert fz.featurise(paths, store, client=client, params=PARAMS) == []
-    _check_store(store, paths[3:4])
+    _check_store(store, paths[1:2])
     client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed one
 
 
