@@ -97,18 +97,53 @@ def test_every_frame_comes_out(pipeline, compat):
                           **VALID[pipeline]).tolist() == out.tolist()
 
 
-@pytest.mark.parametrize("backend", ["torch", "opencl", "vulkan", "cuda", "metal"])
-def test_other_backends_are_refused_naming_the_one_that_runs_them(backend):
-    with pytest.raises(BackendUnavailableError, match=r"riesz_iir.*\bcpu\b"):
+@pytest.mark.parametrize("backend", ["opencl", "vulkan", "cuda", "metal"])
+def test_other_backends_are_refused_naming_the_ones_that_run_them(backend):
+    with pytest.raises(BackendUnavailableError, match=r"riesz_iir.*\btorch, cpu\b"):
         vidmag.magnify(small_clip(), fs=30, pipeline="riesz_iir", backend=backend, **VALID["riesz_iir"])
-    with pytest.raises(BackendUnavailableError, match=r"\bcpu\b"):
+    with pytest.raises(BackendUnavailableError, match=r"\btorch, cpu\b"):
         vidmag.open_stream((24, 28, 3), fs=30, pipeline="riesz_iir", backend=backend, **VALID["riesz_iir"])
+
+
+def test_steerable_runs_on_cpu_only():
+    with pytest.raises(BackendUnavailableError, match=r"steerable_ideal.*\bcpu\b"):
+        vidmag.magnify(small_clip(), fs=30, pipeline="steerable_ideal", backend="torch",
+                       **VALID["steerable_ideal"])
+
+
+def test_auto_takes_torch_only_with_a_graphics_processor():
+    from vidmag.backend import registry
+    from vidmag.pipelines import select_backend
+
+    name, _ = select_backend("auto", "riesz_iir")
+    torch_gpu = registry.unavailable_reason("torch") is None and (
+        registry.backend_module("torch").default_device() != "cpu")
+    assert name == ("torch" if torch_gpu else "cpu")
+    assert select_backend("auto", "steerable_ideal")[0] == "cpu"
+
+
+@pytest.mark.parametrize("pipeline", ["riesz_ideal", "riesz_butterworth", "riesz_iir"])
+def test_torch_matches_the_reference_within_one_level(require_backend, pipeline):
+    """The conformance rule of the other pipelines: every output byte within 1 of the cpu reference (float32
+    against float64), at a moderate and a large alpha; and the torch stream gives its whole-clip run."""
+    require_backend("torch")
+    clip = small_clip(T=10)
+    for alpha in (10.0, 50.0):
+        params = {**VALID[pipeline], "alpha": alpha}
+        want = vidmag.magnify(clip, fs=30, pipeline=pipeline, backend="cpu", **params)
+        got = vidmag.magnify(clip, fs=30, pipeline=pipeline, backend="torch", **params)
+        assert np.abs(got.astype(int) - want).max() <= 1
+    if pipeline != "riesz_ideal":
+        opened = vidmag.open_stream(clip.shape[1:], fs=30, pipeline=pipeline, backend="torch", **params)
+        with opened as stream:
+            streamed = np.concatenate([stream.push(clip[:3]), stream.push(list(clip[3:]))])
+        assert np.array_equal(streamed, got)  # the same per-frame calls in the same order
 
 
 def test_a_tensor_is_refused_naming_the_backend_that_runs_them():
     torch = pytest.importorskip("torch")
     clip = torch.from_numpy(small_clip())
-    with pytest.raises(ValueError, match=r"riesz_iir runs on backend cpu only"):
+    with pytest.raises(ValueError, match=r"riesz_iir takes NumPy frames only"):
         vidmag.magnify(clip, fs=30, pipeline="riesz_iir", **VALID["riesz_iir"])
     # a tensor in host memory given to the cpu backend runs there
     out = vidmag.magnify(clip, fs=30, pipeline="riesz_iir", backend="cpu", **VALID["riesz_iir"])

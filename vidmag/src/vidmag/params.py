@@ -39,11 +39,16 @@ PIPELINE_PARAMETERS: dict[str, tuple[str, ...]] = {
     ),
 }
 
-#: The phase-based pipelines (Riesz pyramid, complex steerable pyramid): the cpu backend runs them.
+#: The phase-based pipelines (Riesz pyramid, complex steerable pyramid).
 PHASE_PIPELINES = ("riesz_ideal", "riesz_butterworth", "riesz_iir", "steerable_ideal")
 
-#: The backends that run the phase-based pipelines.
-PHASE_BACKENDS = ("cpu",)
+#: The backends that run each phase-based pipeline, in the order backend="auto" tries them.
+PHASE_BACKENDS: dict[str, tuple[str, ...]] = {
+    "riesz_ideal": ("torch", "cpu"),
+    "riesz_butterworth": ("torch", "cpu"),
+    "riesz_iir": ("torch", "cpu"),
+    "steerable_ideal": ("cpu",),
+}
 
 #: The pipelines with a causal Butterworth filter (fl > 0, fh < fs / 2).
 _BUTTERWORTH = ("laplacian_butterworth", "riesz_butterworth")

@@ -35,16 +35,30 @@ from vidmag.params import (
 PIPELINES = tuple(PIPELINE_PARAMETERS)
 
 
+def _auto_runs(name: str) -> bool:
+    """Whether "auto" takes backend ``name`` for a phase-based pipeline: it can run here, and for torch, it
+    has a graphics processor (on the processor, torch runs the Riesz steps several times slower than the
+    NumPy reference: many small tensor operations per pyramid level)."""
+    if registry.unavailable_reason(name) is not None:
+        return False
+    if name == "torch":
+        return registry.backend_module("torch").default_device() != "cpu"
+    return True
+
+
 def select_backend(backend: str, pipeline: str):
-    """``vidmag.backend.select``, for a pipeline: the phase-based ones run on :data:`PHASE_BACKENDS` only,
-    which "auto" then picks; any other backend named for them is an error naming the ones that run them."""
+    """``vidmag.backend.select``, for a pipeline: the phase-based ones run on the backends
+    :data:`vidmag.params.PHASE_BACKENDS` names for them, of which "auto" takes the first that can run here
+    (torch only with a graphics processor); any other backend named for them is an error that names those
+    that run them."""
     if pipeline in PHASE_PIPELINES:
+        runs = PHASE_BACKENDS[pipeline]
         if backend == "auto":
-            backend = PHASE_BACKENDS[0]
-        elif backend in registry.names() and backend not in PHASE_BACKENDS:
+            backend = next((b for b in runs if _auto_runs(b)), runs[-1])
+        elif backend in registry.names() and backend not in runs:
             raise _backend.BackendUnavailableError(
-                f"backend {backend!r} does not run {pipeline}: the phase-based pipelines run on "
-                f"{', '.join(PHASE_BACKENDS)} (backend='auto' picks it)"
+                f"backend {backend!r} does not run {pipeline}: the backends that run it are "
+                f"{', '.join(runs)} (backend='auto' picks the first that can run here)"
             )
     return _backend.select(backend)
 
@@ -319,8 +333,9 @@ def magnify(
     owner = _backend.owner(frames)  # looks in sys.modules; imports no library
     if owner is not None and pipeline in PHASE_PIPELINES and backend in ("auto", owner):
         raise ValueError(
-            f"pipeline {pipeline} runs on backend {', '.join(PHASE_BACKENDS)} only, not on {owner} "
-            f"(where this clip lives): pass a NumPy array, or backend='cpu' for a tensor in host memory"
+            f"pipeline {pipeline} takes NumPy frames only (it runs on {', '.join(PHASE_BACKENDS[pipeline])} "
+            f"from host frames), not a clip held by {owner}: pass a NumPy array, or name the backend "
+            "(backend='cpu') for a tensor in host memory"
         )
     if owner is not None:
         module = registry.backend_module(owner)
@@ -369,7 +384,7 @@ def open_stream(
         Shape of every frame, (H, W, 3).
     fs, pipeline, backend, compat, **params
         As :func:`run`; ``pipeline`` must be one that streams: ``"laplacian_butterworth"``,
-        ``"laplacian_iir"``, ``"riesz_butterworth"`` or ``"riesz_iir"`` (the last two on the cpu backend).
+        ``"laplacian_iir"``, ``"riesz_butterworth"`` or ``"riesz_iir"`` (the last two on torch and cpu).
     batch : int, optional
         The most frames one device call works on (a larger push is done in pieces of this many); ``None``:
         the backend's batch size. Smaller bounds the latency of a large push, not of a single frame.

@@ -5,8 +5,7 @@ only batches, and works the whole-clip band-pass in pieces of pixels, on a stack
 built from, so that its memory stays at one copy of the filtered levels.
 
 It also runs the phase-based pipelines (riesz_*, steerable_ideal) straight from their references
-(``_reference.riesz``, ``_reference.steerable``): :class:`CpuBackend` routes their plans there, and
-:class:`PhaseStream` is the live stream of riesz_butterworth and riesz_iir.
+(``_reference.riesz``, ``_reference.steerable``), through :class:`vidmag.backend.phase.PhaseBackend`.
 """
 
 from __future__ import annotations
@@ -18,7 +17,8 @@ import numpy as np
 
 from vidmag._reference import colour, pyramid, resize, riesz, steerable, temporal
 from vidmag.backend.generic import Backend, bind
-from vidmag.params import Plan
+from vidmag.backend.phase import PhaseBackend
+from vidmag.params import PHASE_PIPELINES, Plan
 
 #: Complex values one piece of the band-pass may hold (2**21 complex128 = 32 MiB).
 _BANDPASS_PIECE = 2**21
@@ -148,11 +148,25 @@ class NumpyOperations:
         return out, state
 
 
-def _riesz_stream(plan: Plan) -> riesz.RieszStream:
-    p = plan.params
-    kind = "butterworth" if plan.pipeline == "riesz_butterworth" else "iir"
-    band = {k: p[k] for k in ("fl", "fh", "r1", "r2") if k in p}
-    return riesz.RieszStream(kind, fs=plan.fs, alpha=p["alpha"], sigma=p["sigma"], mit=plan.mit, **band)
+class _ReferenceRiesz:
+    """The reference's :class:`~vidmag._reference.riesz.RieszStream` of a plan, retuned by plans."""
+
+    def __init__(self, plan: Plan) -> None:
+        p = plan.params
+        kind = "butterworth" if plan.pipeline == "riesz_butterworth" else "iir"
+        self.stream = riesz.RieszStream(kind, fs=plan.fs, alpha=p["alpha"], sigma=p["sigma"], mit=plan.mit,
+                                        **_band(p))
+
+    def push(self, frame: np.ndarray) -> np.ndarray:
+        return self.stream.push(frame)
+
+    def retune(self, plan: Plan) -> None:
+        p = plan.params
+        self.stream.retune(alpha=p["alpha"], sigma=p["sigma"], **_band(p))
+
+
+def _band(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: params[k] for k in ("fl", "fh", "r1", "r2") if k in params}
 
 
 def phase_frames(plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[np.ndarray]:
@@ -163,7 +177,7 @@ def phase_frames(plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> Iter
     """
     p = plan.params
     if plan.pipeline in ("riesz_butterworth", "riesz_iir"):
-        stream = _riesz_stream(plan)
+        stream = _ReferenceRiesz(plan)
         return (stream.push(frame) for frame in source())
     if plan.pipeline == "riesz_ideal":
         return riesz.riesz_ideal_frames(source, fs=plan.fs, alpha=p["alpha"], fl=p["fl"], fh=p["fh"],
@@ -171,88 +185,6 @@ def phase_frames(plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> Iter
     if plan.pipeline == "steerable_ideal":
         return iter(steerable.steerable_magnify(np.stack(list(source())), fs=plan.fs, mit=plan.mit, **p))
     raise ValueError(f"{plan.pipeline} is not a phase-based pipeline")
-
-
-class PhaseStream:
-    """The live stream of riesz_butterworth / riesz_iir on the cpu backend, with the interface of
-    :class:`vidmag.backend.stream.Stream`: ``push`` one frame (H, W, 3), a batch (n, H, W, 3) or a list of
-    frames, get as many magnified frames back; frame 0 comes out as its input bytes. Its frames equal the
-    whole-clip run's.
-    """
-
-    def __init__(self, plan: Plan, *, name: str = "cpu"):
-        self.plan, self.name = plan, name
-        self.batch = plan.batch or 1
-        self.frames_pushed = 0
-        self._stream: riesz.RieszStream | None = _riesz_stream(plan)
-
-    @property
-    def closed(self) -> bool:
-        return self._stream is None
-
-    def push(self, frames: Any) -> np.ndarray:
-        if self._stream is None:
-            raise ValueError(f"push on a closed stream ({self.plan.pipeline} on backend {self.name!r})")
-        shape = (self.plan.height, self.plan.width, 3)
-        single = isinstance(frames, np.ndarray) and frames.ndim == 3
-        group = [np.asarray(f) for f in (frames[None] if single else frames)]
-        for i, f in enumerate(group):
-            if f.dtype != np.uint8 or f.shape != shape:
-                raise ValueError(f"frames: frame {i} must be uint8 {shape}, got {f.dtype} {f.shape}")
-        out = np.empty((len(group), *shape), dtype=np.uint8)
-        for i, frame in enumerate(group):
-            out[i] = self._stream.push(frame)
-            self.frames_pushed += 1
-        return out[0] if single else out
-
-    def retune(self, plan: Plan) -> bool:
-        """Take a new plan of the same pipeline and frame size between two frames, keeping the state (see
-        :meth:`vidmag._reference.riesz.RieszStream.retune`). Returns False (nothing changed) when the plan
-        is of another pipeline, size or semantics, or the stream is closed."""
-        same = (plan.pipeline, plan.height, plan.width, plan.compat) == (
-            self.plan.pipeline, self.plan.height, self.plan.width, self.plan.compat)
-        if self._stream is None or not same:
-            return False
-        p = plan.params
-        self._stream.retune(alpha=p["alpha"], sigma=p["sigma"], **{k: p[k] for k in ("fl", "fh", "r1", "r2")
-                                                                    if k in p})
-        self.plan = plan
-        return True
-
-    def close(self) -> None:
-        self._stream = None
-
-    def __enter__(self) -> PhaseStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self.closed else f"{self.frames_pushed} frames pushed"
-        size = f"{self.plan.height}x{self.plan.width}"
-        return f"<vidmag Stream {self.plan.pipeline} on {self.name!r}, {size}, {state}>"
-
-
-class CpuBackend(Backend):
-    """The generic pipelines over :class:`NumpyOperations`, and the phase-based pipelines from their
-    references."""
-
-    def run(self, plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[np.ndarray]:
-        if plan.phase:
-            return phase_frames(plan, source)
-        return super().run(plan, source)
-
-    def open(self, plan: Plan) -> Any:
-        if plan.phase:
-            if not plan.streams:
-                raise ValueError(
-                    f"{plan.pipeline} cannot stream: its ideal band-pass filters each coefficient's phase "
-                    "over the whole clip, so no output frame exists before the last input frame has arrived; "
-                    "for a live stream use riesz_butterworth or riesz_iir"
-                )
-            return PhaseStream(plan, name=self.name)
-        return super().open(plan)
 
 
 def probe() -> str | None:
@@ -263,5 +195,5 @@ def probe() -> str | None:
 def create() -> Backend:
     """The cpu backend: the generic pipelines over :class:`NumpyOperations`, the phase-based ones from their
     references."""
-    checked = bind(NumpyOperations(), name="cpu")  # the check that the operations are complete
-    return CpuBackend(checked.name, checked.operations)
+    return PhaseBackend(bind(NumpyOperations(), name="cpu"), pipelines=PHASE_PIPELINES, frames=phase_frames,
+                        stream=_ReferenceRiesz)

@@ -460,11 +460,18 @@ def magnify_tensor(
 
 def create():
     """The backend: the pipelines over the fused tier (:class:`TorchFused`), :class:`TorchOperations` as its
-    primitives."""
+    primitives; the Riesz pipelines from :mod:`vidmag.backend.torch_riesz`."""
+    from vidmag.backend import torch_riesz
     from vidmag.backend.generic import bind
+    from vidmag.backend.phase import PhaseBackend
 
     ops = TorchOperations()
-    return bind(ops, name="torch", fused=TorchFused(ops))
+    return PhaseBackend(
+        bind(ops, name="torch", fused=TorchFused(ops)),
+        pipelines=torch_riesz.PIPELINES,
+        frames=lambda plan, source: torch_riesz.frames(ops, plan, source),
+        stream=lambda plan: torch_riesz.TorchRieszStream(ops, plan),
+    )
 
 
 # --- routing of tensors (see vidmag.backend.registry) -------------------------------------------------------
