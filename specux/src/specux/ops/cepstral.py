@@ -235,6 +235,14 @@ def mfcc(
 
     {backends} Autograd / torch.compile: yes for torch CPU tensors
     (the specux custom ops; see docs/specux/torch.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> y = np.random.default_rng(0).standard_normal(22050).astype(np.float32)
+    >>> specux.mfcc(y=y, sr=22050, n_mfcc=13).shape
+    (13, 44)
     """
     if (y is None) == (S is None):
         raise ValueError("mfcc: give exactly one of y (signal) or S (log-power mel spectrogram)")
@@ -389,6 +397,14 @@ def lfcc(
 
     {backends} Autograd / torch.compile: yes for torch CPU tensors
     (the specux custom ops; see docs/specux/torch.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> y = np.random.default_rng(0).standard_normal(16000).astype(np.float32)
+    >>> specux.lfcc(y, sample_rate=16000, n_lfcc=20).shape
+    (20, 81)
     """
     chosen, xb = _dispatch.prepare(waveform, backend, "lfcc", "lfcc")
     p = lfcc_validate(

@@ -81,6 +81,16 @@ def chroma_stft(
     -----
     {backends} Autograd: yes for a torch CPU signal ``y`` (not for a given
     spectrogram); torch.compile: yes (one graph node). See docs/specux/torch.md.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> sr = 22050
+    >>> y = np.sin(2 * np.pi * 440.0 * np.arange(sr) / sr).astype(np.float32)
+    >>> chroma = specux.chroma_stft(y=y, sr=sr, tuning=0.0)
+    >>> chroma.shape, int(chroma.mean(axis=1).argmax())   # pitch class 9 is A
+    ((12, 44), 9)
     """
     src = y if S is None else S
     chosen, x = prepare(src, backend, "chroma_stft", "chroma_stft")
@@ -242,6 +252,16 @@ def chroma_cqt(
     octave-by-octave resampling chain is not split across chunks); batch chunks map independently, and
     ``tuning=None`` reads the whole array in one task. A constant-Q input ``C`` maps frame by frame. See
     docs/scale.md.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> sr = 22050
+    >>> y = np.sin(2 * np.pi * 440.0 * np.arange(2 * sr) / sr).astype(np.float32)
+    >>> chroma = specux.chroma_cqt(y=y, sr=sr, tuning=0.0)
+    >>> chroma.shape, int(chroma.mean(axis=1).argmax())   # pitch class 9 is A
+    ((12, 87), 9)
     """
     src = y if C is None else C
     prepare(src, backend, "cqt", "chroma_cqt")  # served wherever cqt is

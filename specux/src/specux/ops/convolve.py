@@ -94,6 +94,17 @@ def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None, *, bac
 
     {backends} Autograd / torch.compile: yes
     for torch CPU tensors (see docs/specux/torch.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> x = np.array([1.0, 2.0, 3.0])
+    >>> h = np.array([0.0, 1.0, 0.5])
+    >>> specux.fftconvolve(x, h).round(6).tolist() == np.convolve(x, h).tolist()
+    True
+    >>> specux.fftconvolve(x, h, mode="same").shape
+    (3,)
     """
     chosen, a = _dispatch.prepare(in1, backend, "fftconvolve", "fftconvolve")
     if _arrays.device_kind(in2) != _arrays.device_kind(in1):

@@ -686,6 +686,14 @@ def vqt(
     after a libsoxr resampling an inf shows as NaN). A signal shorter than the longest filter warns
     (UserWarning, as :func:`specux.stft` for ``n_fft`` longer than the signal). See
     ``docs/specux/constant-q.md``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> y = np.random.default_rng(0).standard_normal(22050).astype(np.float32)
+    >>> specux.vqt(y, sr=22050, n_bins=48, gamma=20.0).shape
+    (48, 44)
     """
     return _vqt_frontend(
         y,
@@ -754,6 +762,18 @@ def cqt(
     On a dask array the time axis is rechunked to one chunk (the octave-by-octave resampling chain is not
     split across chunks); batch chunks map independently, and ``tuning=None`` reads the whole array in one
     task. See docs/scale.md.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> sr = 22050
+    >>> y = np.sin(2 * np.pi * 440.0 * np.arange(sr) / sr).astype(np.float32)
+    >>> C = specux.cqt(y, sr=sr, n_bins=60)
+    >>> C.shape, C.dtype
+    ((60, 44), dtype('complex64'))
+    >>> int(np.abs(C).mean(axis=1).argmax())   # bin 45 above C1 is A4
+    45
     """
     return _vqt_frontend(
         y,

@@ -240,6 +240,16 @@ def melspectrogram(
 
     {backends} Autograd / torch.compile: yes for torch CPU tensors
     (the specux custom ops; see docs/specux/torch.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> y = np.random.default_rng(0).standard_normal(22050).astype(np.float32)
+    >>> specux.melspectrogram(y=y, sr=22050, n_mels=64).shape
+    (64, 44)
+    >>> specux.melspectrogram(y=y, sr=16000, n_mels=64, compat="torchaudio").shape   # n_fft 400, hop 200
+    (64, 111)
     """
     if (y is None) == (S is None):
         raise ValueError("melspectrogram: give exactly one of y (signal) or S (spectrogram)")

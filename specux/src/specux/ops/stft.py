@@ -523,6 +523,17 @@ def stft(
 
     {backends} Autograd / torch.compile: yes for torch CPU tensors
     (the specux custom ops; see docs/specux/torch.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> y = np.random.default_rng(0).standard_normal(22050).astype(np.float32)
+    >>> D = specux.stft(y, n_fft=1024, hop_length=256)
+    >>> D.shape, D.dtype
+    ((513, 87), dtype('complex64'))
+    >>> specux.stft(y, n_fft=1024, output="power").dtype
+    dtype('float32')
     """
     chosen, x = _dispatch.prepare(y, backend, "stft", "stft")
     p = stft_validate(
@@ -626,6 +637,16 @@ def istft(
 
     {backends} Autograd / torch.compile: yes for torch CPU tensors
     (the specux custom ops; see docs/specux/torch.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> y = np.random.default_rng(0).standard_normal(22050)
+    >>> D = specux.stft(y, n_fft=1024)
+    >>> y_back = specux.istft(D, length=len(y))
+    >>> bool(np.allclose(y_back, y))
+    True
     """
     chosen, x = _dispatch.prepare(stft_matrix, backend, "istft", "istft")
     p = istft_validate(

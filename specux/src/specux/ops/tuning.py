@@ -48,6 +48,14 @@ def pitch_tuning(frequencies: Any, *, resolution: float = 0.01, bins_per_octave:
     -----
     {backends} Autograd / torch.compile: not applicable (returns a
     Python float).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> freqs = 440.0 * 2 ** (np.array([0.1, 2.1, 4.1]) / 12)   # every pitch 10 cents sharp
+    >>> round(specux.pitch_tuning(freqs), 2)
+    0.1
     """
     resolution, bins_per_octave = _check_grid(resolution, bins_per_octave, "pitch_tuning")
     freqs = np.atleast_1d(_arrays.to_numpy(frequencies))
@@ -282,6 +290,15 @@ def estimate_tuning(
     -----
     {backends} Autograd / torch.compile: not applicable (returns a
     Python float).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> sr = 22050
+    >>> y = np.sin(2 * np.pi * 440.0 * 2 ** (0.2 / 12) * np.arange(sr) / sr)   # A4, 20 cents sharp
+    >>> round(specux.estimate_tuning(y=y, sr=sr), 1)
+    0.2
     """
     _check_grid(resolution, bins_per_octave, "estimate_tuning")
     pitch, mag = piptrack(y, sr=sr, S=S, n_fft=n_fft, backend=backend, **piptrack_kwargs)
