@@ -28,7 +28,7 @@ from vidmag._reference.colour import RGB_TO_YIQ, YIQ_TO_RGB_EXACT, YIQ_TO_RGB_MI
 from vidmag._reference.temporal import butterworth_lowpass
 from vidmag.backend import spatial_taps
 from vidmag.backend.operations import FusedOperations, Operations
-from vidmag.params import Plan
+from vidmag.params import PHASE_BACKENDS, Plan
 
 __all__ = [
     "FusedStages",
@@ -80,10 +80,11 @@ class TemporalFilter(NamedTuple):
             high = tuple(butterworth_lowpass(p["fh"], plan.fs, mit=plan.mit))
             low = tuple(butterworth_lowpass(p["fl"], plan.fs, mit=plan.mit))
             return cls("butterworth", high, low)
-        if plan.phase:  # run by the cpu backend's own stream (vidmag.backend.numpy.PhaseStream)
+        if plan.phase:  # run by the backends' own code (vidmag.backend.phase.PhaseBackend)
             raise ValueError(
-                f"{plan.pipeline} is a phase-based pipeline: it runs on backend 'cpu' only (backend='auto' "
-                "picks it), not through these stages"
+                f"{plan.pipeline} is a phase-based pipeline: it runs on backend "
+                f"{', '.join(repr(b) for b in PHASE_BACKENDS[plan.pipeline])} (backend='auto' picks one), "
+                "not through these stages"
             )
         raise ValueError(f"{plan.pipeline} has no streaming filter")
 
