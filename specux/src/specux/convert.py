@@ -67,6 +67,14 @@ def hz_to_mel(frequencies: Any, *, htk: bool = False) -> Any:
     Returns
     -------
     float or array (same shape), mels
+
+    Examples
+    --------
+    >>> import specux
+    >>> round(specux.hz_to_mel(1000.0), 6)   # Slaney's scale: linear to 1 kHz, 15 mels there
+    15.0
+    >>> round(specux.hz_to_mel(1000.0, htk=True), 3)
+    999.986
     """
     f = _values(frequencies, "frequencies", "hz_to_mel")
     if _validate.flag(htk, "htk", "hz_to_mel"):
@@ -80,7 +88,26 @@ def hz_to_mel(frequencies: Any, *, htk: bool = False) -> Any:
 
 
 def mel_to_hz(mels: Any, *, htk: bool = False) -> Any:
-    """Mels to Hz, the inverse of :func:`hz_to_mel` (same scales)."""
+    """Mels to Hz, the inverse of :func:`hz_to_mel` (same scales).
+
+    Parameters
+    ----------
+    mels : float or array, mels
+    htk : bool
+        Use the HTK formula instead of Slaney's.
+
+    Returns
+    -------
+    float or array (same shape), Hz
+
+    Examples
+    --------
+    >>> import specux
+    >>> round(specux.mel_to_hz(15.0), 6)
+    1000.0
+    >>> round(specux.mel_to_hz(specux.hz_to_mel(440.0, htk=True), htk=True), 6)
+    440.0
+    """
     m = _values(mels, "mels", "mel_to_hz")
     if _validate.flag(htk, "htk", "mel_to_hz"):
         freqs = 700.0 * (10.0 ** (m / 2595.0) - 1.0)
@@ -90,7 +117,25 @@ def mel_to_hz(mels: Any, *, htk: bool = False) -> Any:
 
 
 def hz_to_midi(frequencies: Any) -> Any:
-    """Hz to MIDI note numbers (fractional): ``12 log2(f / 440) + 69``."""
+    """Hz to MIDI note numbers (fractional): ``12 log2(f / 440) + 69``.
+
+    Parameters
+    ----------
+    frequencies : float or array, Hz
+
+    Returns
+    -------
+    float or array (same shape)
+        MIDI note numbers; 0 Hz gives ``-inf``.
+
+    Examples
+    --------
+    >>> import specux
+    >>> specux.hz_to_midi(440.0)
+    69.0
+    >>> specux.hz_to_midi([220.0, 880.0]).tolist()
+    [57.0, 81.0]
+    """
     f = _values(frequencies, "frequencies", "hz_to_midi")
     with np.errstate(divide="ignore"):
         out = 12.0 * (np.log2(f) - math.log2(440.0)) + 69.0
@@ -98,7 +143,25 @@ def hz_to_midi(frequencies: Any) -> Any:
 
 
 def midi_to_hz(notes: Any) -> Any:
-    """MIDI note numbers to Hz: ``440 * 2 ** ((n - 69) / 12)``."""
+    """MIDI note numbers to Hz: ``440 * 2 ** ((n - 69) / 12)``.
+
+    Parameters
+    ----------
+    notes : float or array
+        MIDI note numbers (fractional allowed).
+
+    Returns
+    -------
+    float or array (same shape), Hz
+
+    Examples
+    --------
+    >>> import specux
+    >>> specux.midi_to_hz(69)
+    440.0
+    >>> round(specux.midi_to_hz(60), 3)   # middle C
+    261.626
+    """
     n = _values(notes, "notes", "midi_to_hz")
     return _scalar_or_array(notes, np.asarray(440.0 * 2.0 ** ((n - 69.0) / 12.0)))
 
@@ -111,7 +174,26 @@ def _a440(tuning: Any, bins_per_octave: Any, public: str) -> float:
 def hz_to_octs(frequencies: Any, *, tuning: float = 0.0, bins_per_octave: int = 12) -> Any:
     """Hz to octave numbers, where octave 0 starts at A0 / 16 for ``tuning=0`` (librosa's convention).
 
-    ``tuning`` is in fractions of a bin; ``bins_per_octave`` sets the bin size.
+    Parameters
+    ----------
+    frequencies : float or array, Hz
+    tuning : float
+        Deviation from A440 tuning, in fractions of a bin.
+    bins_per_octave : int
+        Bins per octave: the size of the bin ``tuning`` counts in.
+
+    Returns
+    -------
+    float or array (same shape)
+        Octave numbers; 0 Hz gives ``-inf``.
+
+    Examples
+    --------
+    >>> import specux
+    >>> specux.hz_to_octs(440.0)
+    4.0
+    >>> round(specux.hz_to_octs(440.0, tuning=0.5), 4)   # half a semitone sharp shifts the octaves down
+    3.9583
     """
     a440 = _a440(tuning, bins_per_octave, "hz_to_octs")
     f = _values(frequencies, "frequencies", "hz_to_octs")
@@ -121,7 +203,27 @@ def hz_to_octs(frequencies: Any, *, tuning: float = 0.0, bins_per_octave: int = 
 
 
 def octs_to_hz(octs: Any, *, tuning: float = 0.0, bins_per_octave: int = 12) -> Any:
-    """Octave numbers to Hz, the inverse of :func:`hz_to_octs`."""
+    """Octave numbers to Hz, the inverse of :func:`hz_to_octs`.
+
+    Parameters
+    ----------
+    octs : float or array
+        Octave numbers (octave 0 starts at A0 / 16 for ``tuning=0``).
+    tuning : float
+        Deviation from A440 tuning, in fractions of a bin.
+    bins_per_octave : int
+        Bins per octave: the size of the bin ``tuning`` counts in.
+
+    Returns
+    -------
+    float or array (same shape), Hz
+
+    Examples
+    --------
+    >>> import specux
+    >>> specux.octs_to_hz(4.0)
+    440.0
+    """
     a440 = _a440(tuning, bins_per_octave, "octs_to_hz")
     o = _values(octs, "octs", "octs_to_hz")
     return _scalar_or_array(octs, np.asarray((a440 / 16.0) * 2.0**o))
@@ -133,7 +235,30 @@ _ACC = {"#": 1, "♯": 1, "b": -1, "!": -1, "♭": -1, "𝄪": 2, "𝄫": -2}
 
 
 def note_to_hz(note: str | Any) -> Any:
-    """Note names (``"A4"``, ``"C#3"``, ``"Eb5"``; octave 0 when omitted) to Hz; a list gives an array."""
+    """Note names (``"A4"``, ``"C#3"``, ``"Eb5"``; octave 0 when omitted) to Hz; a list gives an array.
+
+    Parameters
+    ----------
+    note : str or sequence of str
+        Letter, accidentals (``#``, ``b``, ``!`` and the Unicode sharps, flats and doubles) and octave.
+
+    Returns
+    -------
+    float, or array of float for a sequence, Hz
+
+    Raises
+    ------
+    ValueError
+        A name that is not a note.
+
+    Examples
+    --------
+    >>> import specux
+    >>> specux.note_to_hz("A4")
+    440.0
+    >>> specux.note_to_hz(["A3", "A5"]).tolist()
+    [220.0, 880.0]
+    """
     if isinstance(note, str):
         match = _NOTE.match(note)
         if match is None:
@@ -147,7 +272,23 @@ def note_to_hz(note: str | Any) -> Any:
 def tiny(x: Any) -> float:
     """Smallest positive normal number of ``x``'s floating precision (float64 for non-float input).
 
-    ``x`` may be a value, an array or a dtype; complex types give their real precision.
+    Parameters
+    ----------
+    x : number, array, tensor or dtype
+        What to read the precision from; complex types give their real precision.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> specux.tiny(np.float32) == float(np.finfo(np.float32).tiny)
+    True
+    >>> specux.tiny(np.zeros(3, dtype=np.complex128)) == float(np.finfo(np.float64).tiny)
+    True
     """
     if isinstance(x, (np.dtype, type)):
         dtype = np.dtype(x)
@@ -266,6 +407,15 @@ def power_to_db(
     array, same shape, dB; float of ``S``'s precision. NaN stays NaN.
 
     Backends: cpu. Autograd / torch.compile: planned (specux.torch).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> specux.power_to_db(np.array([1.0, 10.0, 100.0])).tolist()
+    [0.0, 10.0, 20.0]
+    >>> specux.power_to_db(np.array([1e-12, 1.0]), ref=np.max, top_db=60.0).tolist()   # floored at -60 dB
+    [-60.0, 0.0]
     """
     amin, top_db = _check_db_args(ref, amin, top_db, "power_to_db")
     x = _db_input(S, "power_to_db")
@@ -279,9 +429,31 @@ def amplitude_to_db(
 ) -> Any:
     """Amplitude spectrogram to decibels: ``20 log10(max(|S|, amin) / ref)``, floored at ``max - top_db``.
 
-    Same parameters and conventions as :func:`power_to_db`, on amplitudes (``ref`` and ``amin`` are
-    amplitudes). Complex ``S`` is converted by its magnitude with a ``UserWarning`` (the phase is discarded),
-    as librosa does. Backends: cpu.
+    Complex ``S`` is converted by its magnitude with a ``UserWarning`` (the phase is discarded), as librosa
+    does. Backends: cpu.
+
+    Parameters
+    ----------
+    S : array, shape (...), amplitude
+        Magnitudes (or complex values, whose magnitude is used).
+    ref : float or callable
+        Reference amplitude (0 dB), or a function of ``|S|`` giving it (e.g. ``np.max``), as in
+        :func:`power_to_db`.
+    amin : float
+        Floor applied to ``|S|`` and ``ref`` before the logarithm (> 0), an amplitude.
+    top_db : float or None
+        Floor the output at ``max(output) - top_db`` (whole array, ignoring NaN). ``None``: no floor.
+
+    Returns
+    -------
+    array, same shape, dB; float of ``S``'s precision.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> specux.amplitude_to_db(np.array([1.0, 10.0, 100.0])).tolist()
+    [0.0, 20.0, 40.0]
     """
     amin, top_db = _check_db_args(ref, amin, top_db, "amplitude_to_db")
     x = _db_input(S, "amplitude_to_db")
@@ -294,7 +466,27 @@ def amplitude_to_db(
 
 @dask_route("db_to_power")
 def db_to_power(S_db: Any, *, ref: float = 1.0) -> Any:
-    """Decibels to power: ``ref * 10 ** (S_db / 10)``. Backends: cpu."""
+    """Decibels to power: ``ref * 10 ** (S_db / 10)``, the inverse of :func:`power_to_db` without a floor.
+
+    Backends: cpu.
+
+    Parameters
+    ----------
+    S_db : array, dB
+    ref : float
+        The power of 0 dB.
+
+    Returns
+    -------
+    array, same shape, power
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> specux.db_to_power(np.array([0.0, 10.0, 20.0])).tolist()
+    [1.0, 10.0, 100.0]
+    """
     ref = _validate.real(ref, "ref", "db_to_power", finite=False)
     x = _arrays.to_numpy(S_db) if _arrays.is_torch(S_db) else np.asarray(S_db)
     return _arrays.like(ref * np.power(x.dtype.type(10.0) if x.dtype.kind == "f" else 10.0, 0.1 * x), S_db)
@@ -302,7 +494,28 @@ def db_to_power(S_db: Any, *, ref: float = 1.0) -> Any:
 
 @dask_route("db_to_amplitude")
 def db_to_amplitude(S_db: Any, *, ref: float = 1.0) -> Any:
-    """Decibels to amplitude: ``ref * 10 ** (S_db / 20)``. Backends: cpu."""
+    """Decibels to amplitude: ``ref * 10 ** (S_db / 20)``, the inverse of :func:`amplitude_to_db` without a
+    floor.
+
+    Backends: cpu.
+
+    Parameters
+    ----------
+    S_db : array, dB
+    ref : float
+        The amplitude of 0 dB.
+
+    Returns
+    -------
+    array, same shape, amplitude
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> specux.db_to_amplitude(np.array([0.0, 20.0])).tolist()
+    [1.0, 10.0]
+    """
     ref = _validate.real(ref, "ref", "db_to_amplitude", finite=False)
     x = _arrays.to_numpy(S_db) if _arrays.is_torch(S_db) else np.asarray(S_db)
     return _arrays.like(ref * np.power(x.dtype.type(10.0) if x.dtype.kind == "f" else 10.0, 0.05 * x), S_db)
