@@ -126,3 +126,15 @@ def test_cli_memory_option(tmp_path, clip_file, capsys):
     assert os.path.exists(out) and _leftovers(tmp_path) == []
     assert main([*args, "--memory", "lots"]) == 2
     assert "memory" in capsys.readouterr().err
+
+
+def test_band_pass_blocks_do_not_change_a_bit(tmp_path, clip_file, monkeypatch):
+    """Blocks of 7 values' series (many per level, a short last one) give the in-memory output."""
+    monkeypatch.setattr(_out_of_core, "_BLOCK_VALUES", 20 * 7)
+    params = PARAMS["laplacian_ideal"]
+    memory = magnify_file(clip_file, str(tmp_path / "memory.mp4"), pipeline="laplacian_ideal", backend="cpu",
+                          quality=0, audio=False, **params)
+    bounded = magnify_file(clip_file, str(tmp_path / "bounded.mp4"), pipeline="laplacian_ideal",
+                           backend="cpu", quality=0, audio=False, memory=TINY, **params)
+    assert bounded.route == "bands on disk"
+    np.testing.assert_array_equal(_frames(bounded.output), _frames(memory.output))

@@ -31,8 +31,9 @@ from vidmag.params import Plan, check_frame_count
 
 __all__ = ["ROUTES", "gaussian_tiled", "laplacian_on_disk"]
 
-#: Complex values one band-pass block holds (the cpu backend's piece size).
-_BLOCK_VALUES = 2**21
+#: Complex values one band-pass block holds: a quarter of the cpu backend's piece (2**21), since the route is
+#: there to save memory; each value's series is filtered alone, so the block's width does not change a bit.
+_BLOCK_VALUES = 2**19
 
 Source = Callable[[], Iterator[np.ndarray]]
 
@@ -105,7 +106,7 @@ def laplacian_on_disk(plan: Plan, source: Source, workdir: str,
         return
     for level in kept:
         values = int(np.prod(shapes[level]))
-        step = max(1, _BLOCK_VALUES // T)  # the cpu backend's piece: the same columns, the same FFTs
+        step = max(1, _BLOCK_VALUES // T)
         for c0 in range(0, values, step):
             # a fresh map per block: the pages it touched leave the process's resident set with it
             stack = np.memmap(paths[level], dtype=np.float64, mode="r+", shape=(T, values))
