@@ -211,6 +211,16 @@ def fft(
 
     Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes
     for torch CPU tensors (see docs/specux/torch.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> x = np.array([1.0, 0.0, -1.0, 0.0])
+    >>> specux.fft.fft(x).real.tolist()
+    [0.0, 2.0, 0.0, 2.0]
+    >>> specux.fft.fft(np.ones(8, dtype=np.float32), norm="ortho").dtype
+    dtype('complex64')
     """
     call = _Call(a, backend, "fft", "complex")
     return call.done(call.c2c(call.x, n, axis, norm, inverse=False))
@@ -220,7 +230,36 @@ def fft(
 def ifft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
 ) -> Any:
-    """Inverse of :func:`fft` (numpy.fft.ifft); same parameters, shapes and backends."""
+    """Inverse of :func:`fft` (numpy.fft.ifft).
+
+    Parameters
+    ----------
+    a : array_like, shape (..., N, ...)
+        Input (numpy array, torch tensor or cupy array).
+    n : int, optional
+        Transform length: the input is truncated or zero-padded along ``axis``. ``None``: ``a.shape[axis]``.
+    axis : int
+        Axis to transform.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array, shape as ``a`` with ``n`` along ``axis``
+        Complex, of ``a``'s precision, in ``a``'s library.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> x = np.array([1.0, 2.0, 3.0, 4.0])
+    >>> bool(np.allclose(specux.fft.ifft(specux.fft.fft(x)), x))
+    True
+    """
     call = _Call(a, backend, "ifft", "complex")
     return call.done(call.c2c(call.x, n, axis, norm, inverse=True))
 
@@ -231,8 +270,33 @@ def rfft(
 ) -> Any:
     """DFT of real input, non-negative frequencies only (numpy.fft.rfft).
 
-    Parameters are those of :func:`fft`; ``a`` must be real. Returns shape ``a.shape`` with ``n // 2 + 1``
-    along ``axis``, complex of ``a``'s precision. Backends: cpu and built GPU backends.
+    Parameters
+    ----------
+    a : array_like, shape (..., N, ...)
+        Input (numpy array, torch tensor or cupy array); real.
+    n : int, optional
+        Transform length: the input is truncated or zero-padded along ``axis``. ``None``: ``a.shape[axis]``.
+    axis : int
+        Axis to transform.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array, shape as ``a`` with ``n // 2 + 1`` along ``axis``
+        Complex of ``a``'s precision (float32 gives complex64), in ``a``'s library.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> X = specux.fft.rfft(np.ones(8, dtype=np.float32))
+    >>> X.shape, X.dtype, X[0]
+    ((5,), dtype('complex64'), np.complex64(8+0j))
     """
     call = _Call(a, backend, "rfft", "real")
     return call.done(call.r2c(call.x, n, axis, norm))
@@ -244,8 +308,34 @@ def irfft(
 ) -> Any:
     """Inverse of :func:`rfft` (numpy.fft.irfft).
 
-    ``n`` is the output length (default ``2 * (a.shape[axis] - 1)``); the input is cropped or zero-padded to
-    ``n // 2 + 1`` bins. Returns real values of ``a``'s precision. Backends: cpu and built GPU backends.
+    Parameters
+    ----------
+    a : array_like, shape (..., N, ...)
+        Input (numpy array, torch tensor or cupy array); complex, the non-negative frequencies.
+    n : int, optional
+        Output length (default ``2 * (a.shape[axis] - 1)``); the input is cropped or zero-padded to
+        ``n // 2 + 1`` bins.
+    axis : int
+        Axis to transform.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array, shape as ``a`` with ``n`` along ``axis``
+        Real, of ``a``'s precision.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> x = np.arange(7.0)
+    >>> bool(np.allclose(specux.fft.irfft(specux.fft.rfft(x), n=7), x))
+    True
     """
     call = _Call(a, backend, "irfft", "complex")
     return call.done(call.c2r(call.x, n, axis, norm))
@@ -255,9 +345,34 @@ def irfft(
 def hfft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
 ) -> Any:
-    """DFT of a Hermitian signal given by its first half (numpy.fft.hfft); real output of length ``n``.
+    """DFT of a Hermitian signal given by its first half (numpy.fft.hfft).
 
-    Backends: cpu and built GPU backends.
+    Parameters
+    ----------
+    a : array_like, shape (..., N, ...)
+        Input (numpy array, torch tensor or cupy array); complex, the first half of a Hermitian signal.
+    n : int, optional
+        Output length (default ``2 * (a.shape[axis] - 1)``).
+    axis : int
+        Axis to transform.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array, shape as ``a`` with ``n`` along ``axis``
+        Real, of ``a``'s precision.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> specux.fft.hfft(np.array([1.0, 0.0, 0.0])).tolist()
+    [1.0, 1.0, 1.0, 1.0]
     """
     call = _Call(a, backend, "hfft", "complex")
     return call.done(call.c2r(_arrays.conj(call.x), n, axis, _SWAP.get(norm, norm)))
@@ -267,9 +382,35 @@ def hfft(
 def ihfft(
     a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, *, backend: str = "auto"
 ) -> Any:
-    """Inverse of :func:`hfft` (numpy.fft.ihfft): real input, ``n // 2 + 1`` complex outputs along ``axis``.
+    """Inverse of :func:`hfft` (numpy.fft.ihfft).
 
-    Backends: cpu and built GPU backends.
+    Parameters
+    ----------
+    a : array_like, shape (..., N, ...)
+        Input (numpy array, torch tensor or cupy array); real.
+    n : int, optional
+        Transform length: the input is truncated or zero-padded along ``axis``. ``None``: ``a.shape[axis]``.
+    axis : int
+        Axis to transform.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array, shape as ``a`` with ``n // 2 + 1`` along ``axis``
+        Complex, of ``a``'s precision.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> x = np.array([1.0, 2.0, 3.0, 4.0])
+    >>> bool(np.allclose(specux.fft.ihfft(x), np.fft.ihfft(x)))
+    True
     """
     call = _Call(a, backend, "ihfft", "real")
     return call.done(_arrays.conj(call.r2c(call.x, n, axis, _SWAP.get(norm, norm))))
@@ -321,11 +462,35 @@ def fftn(
     *,
     backend: str = "auto",
 ) -> Any:
-    """N-dimensional DFT (numpy.fft.fftn) as one-axis transforms over ``axes``.
+    """N-dimensional DFT (numpy.fft.fftn), as one-axis transforms over ``axes``.
 
-    ``s`` gives the transform length per axis (``-1`` keeps the input's size); ``axes`` defaults to the last
-    ``len(s)`` axes, or all axes. Returns complex of ``a``'s precision in ``a``'s library.
-    Backends: cpu and built GPU backends.
+    Parameters
+    ----------
+    a : array_like
+        Input (numpy array, torch tensor or cupy array); real input is treated as complex.
+    s : sequence of int, optional
+        Transform length per axis (``-1`` keeps the input's size); the input is cropped or zero-padded.
+    axes : sequence of int, optional
+        Axes to transform. ``None``: the last ``len(s)`` axes, or all axes.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array
+        Complex of ``a``'s precision, ``s`` along ``axes``, in ``a``'s library.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> x = np.random.default_rng(0).standard_normal((4, 6))
+    >>> bool(np.allclose(specux.fft.fftn(x), np.fft.fftn(x)))
+    True
     """
     call = _Call(a, backend, "fftn", "complex")
     sizes, axes_ = _cook(call.x, s, axes, "fftn")
@@ -344,7 +509,36 @@ def ifftn(
     *,
     backend: str = "auto",
 ) -> Any:
-    """Inverse of :func:`fftn` (numpy.fft.ifftn); same parameters. Backends: cpu and built GPU backends."""
+    """Inverse of :func:`fftn` (numpy.fft.ifftn).
+
+    Parameters
+    ----------
+    a : array_like
+        Input (numpy array, torch tensor or cupy array).
+    s : sequence of int, optional
+        Transform length per axis (``-1`` keeps the input's size); the input is cropped or zero-padded.
+    axes : sequence of int, optional
+        Axes to transform. ``None``: the last ``len(s)`` axes, or all axes.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array
+        Complex of ``a``'s precision, ``s`` along ``axes``.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> x = np.random.default_rng(0).standard_normal((4, 6))
+    >>> bool(np.allclose(specux.fft.ifftn(specux.fft.fftn(x)), x))
+    True
+    """
     call = _Call(a, backend, "ifftn", "complex")
     sizes, axes_ = _cook(call.x, s, axes, "ifftn")
     x = call.x
@@ -364,7 +558,32 @@ def rfftn(
 ) -> Any:
     """N-dimensional real-input DFT (numpy.fft.rfftn): rfft along the last of ``axes``, fft along the others.
 
-    Backends: cpu and built GPU backends.
+    Parameters
+    ----------
+    a : array_like
+        Input (numpy array, torch tensor or cupy array); real.
+    s : sequence of int, optional
+        Transform length per axis (``-1`` keeps the input's size); the input is cropped or zero-padded.
+    axes : sequence of int, optional
+        Axes to transform. ``None``: the last ``len(s)`` axes, or all axes.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array
+        Complex of ``a``'s precision; ``s[-1] // 2 + 1`` along the last of ``axes``.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> specux.fft.rfftn(np.zeros((4, 6, 8))).shape
+    (4, 6, 5)
     """
     call = _Call(a, backend, "rfftn", "real")
     sizes, axes_ = _cook(call.x, s, axes, "rfftn")
@@ -383,9 +602,35 @@ def irfftn(
     *,
     backend: str = "auto",
 ) -> Any:
-    """Inverse of :func:`rfftn` (numpy.fft.irfftn); ``s[-1]`` defaults to ``2 * (a.shape[axes[-1]] - 1)``.
+    """Inverse of :func:`rfftn` (numpy.fft.irfftn).
 
-    Backends: cpu and built GPU backends.
+    Parameters
+    ----------
+    a : array_like
+        Input (numpy array, torch tensor or cupy array); complex.
+    s : sequence of int, optional
+        Output length per axis; ``s[-1]`` defaults to ``2 * (a.shape[axes[-1]] - 1)``.
+    axes : sequence of int, optional
+        Axes to transform. ``None``: the last ``len(s)`` axes, or all axes.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array
+        Real, of ``a``'s precision, ``s`` along ``axes``.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> x = np.random.default_rng(0).standard_normal((4, 6))
+    >>> bool(np.allclose(specux.fft.irfftn(specux.fft.rfftn(x), s=x.shape), x))
+    True
     """
     call = _Call(a, backend, "irfftn", "complex")
     sizes, axes_ = _cook(call.x, s, axes, "irfftn", last_half=True)
@@ -404,7 +649,36 @@ def fft2(
     *,
     backend: str = "auto",
 ) -> Any:
-    """Two-dimensional DFT (numpy.fft.fft2): :func:`fftn` over ``axes=(-2, -1)``."""
+    """Two-dimensional DFT (numpy.fft.fft2): :func:`fftn` over ``axes=(-2, -1)``.
+
+    Parameters
+    ----------
+    a : array_like
+        Input (numpy array, torch tensor or cupy array); real input is treated as complex.
+    s : sequence of int, optional
+        Transform length per axis (``-1`` keeps the input's size); the input is cropped or zero-padded.
+    axes : sequence of int
+        The two axes to transform.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array
+        Complex of ``a``'s precision.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> x = np.eye(4)
+    >>> bool(np.allclose(specux.fft.fft2(x), np.fft.fft2(x)))
+    True
+    """
     return fftn(a, s, axes, norm, backend=backend)
 
 
@@ -417,7 +691,36 @@ def ifft2(
     *,
     backend: str = "auto",
 ) -> Any:
-    """Two-dimensional inverse DFT (numpy.fft.ifft2): :func:`ifftn` over ``axes=(-2, -1)``."""
+    """Two-dimensional inverse DFT (numpy.fft.ifft2): :func:`ifftn` over ``axes=(-2, -1)``.
+
+    Parameters
+    ----------
+    a : array_like
+        Input (numpy array, torch tensor or cupy array).
+    s : sequence of int, optional
+        Transform length per axis (``-1`` keeps the input's size); the input is cropped or zero-padded.
+    axes : sequence of int
+        The two axes to transform.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array
+        Complex of ``a``'s precision.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> x = np.eye(4)
+    >>> bool(np.allclose(specux.fft.ifft2(specux.fft.fft2(x)), x))
+    True
+    """
     return ifftn(a, s, axes, norm, backend=backend)
 
 
@@ -430,7 +733,35 @@ def rfft2(
     *,
     backend: str = "auto",
 ) -> Any:
-    """Two-dimensional real DFT (numpy.fft.rfft2): :func:`rfftn` over ``axes=(-2, -1)``."""
+    """Two-dimensional real DFT (numpy.fft.rfft2): :func:`rfftn` over ``axes=(-2, -1)``.
+
+    Parameters
+    ----------
+    a : array_like
+        Input (numpy array, torch tensor or cupy array); real.
+    s : sequence of int, optional
+        Transform length per axis (``-1`` keeps the input's size); the input is cropped or zero-padded.
+    axes : sequence of int
+        The two axes to transform.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array
+        Complex of ``a``'s precision; ``s[-1] // 2 + 1`` along the last axis.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> specux.fft.rfft2(np.zeros((4, 8))).shape
+    (4, 5)
+    """
     return rfftn(a, s, axes, norm, backend=backend)
 
 
@@ -443,7 +774,36 @@ def irfft2(
     *,
     backend: str = "auto",
 ) -> Any:
-    """Inverse of :func:`rfft2` (numpy.fft.irfft2): :func:`irfftn` over ``axes=(-2, -1)``."""
+    """Inverse of :func:`rfft2` (numpy.fft.irfft2): :func:`irfftn` over ``axes=(-2, -1)``.
+
+    Parameters
+    ----------
+    a : array_like
+        Input (numpy array, torch tensor or cupy array); complex.
+    s : sequence of int, optional
+        Output length per axis; ``s[-1]`` defaults to ``2 * (a.shape[-1] - 1)``.
+    axes : sequence of int
+        The two axes to transform.
+    norm : {None, "backward", "ortho", "forward"}
+        Normalisation, as :func:`fft`.
+    backend : str
+        ``"auto"`` (by the input's type and device), ``"cpu"``, ``"cuda"``, ``"metal"`` or ``"opencl"``.
+
+    Returns
+    -------
+    array
+        Real, of ``a``'s precision.
+
+    Backends: cpu, and any GPU backend built here. Autograd / torch.compile: yes for torch CPU tensors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> x = np.random.default_rng(0).standard_normal((4, 6))
+    >>> bool(np.allclose(specux.fft.irfft2(specux.fft.rfft2(x), s=x.shape), x))
+    True
+    """
     return irfftn(a, s, axes, norm, backend=backend)
 
 
@@ -462,16 +822,52 @@ def _freq_args(n: int, d: float, public: str) -> tuple[int, float]:
 
 
 def fftfreq(n: int, d: float = 1.0) -> np.ndarray:
-    """Sample frequencies of :func:`fft` bins (numpy.fft.fftfreq): shape (n,), cycles per unit of ``d``.
+    """Sample frequencies of :func:`fft` bins (numpy.fft.fftfreq).
 
-    ``d`` is the sample spacing, a finite non-zero number (a ValueError names it otherwise).
+    Parameters
+    ----------
+    n : int
+        Transform length.
+    d : float
+        Sample spacing (the inverse of the sampling rate), finite and non-zero (else a ValueError
+        names it).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Frequencies in cycles per unit of ``d``.
+
+    Examples
+    --------
+    >>> import specux
+    >>> specux.fft.fftfreq(4, d=0.25).tolist()
+    [0.0, 1.0, -2.0, -1.0]
     """
     return np.fft.fftfreq(*_freq_args(n, d, "fftfreq"))
 
 
 def rfftfreq(n: int, d: float = 1.0) -> np.ndarray:
-    """Sample frequencies of :func:`rfft` bins (numpy.fft.rfftfreq): shape (n // 2 + 1,); ``d`` as in
-    :func:`fftfreq`."""
+    """Sample frequencies of :func:`rfft` bins (numpy.fft.rfftfreq).
+
+    Parameters
+    ----------
+    n : int
+        Transform length.
+    d : float
+        Sample spacing (the inverse of the sampling rate), finite and non-zero (else a ValueError
+        names it).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n // 2 + 1,)
+        Frequencies in cycles per unit of ``d``.
+
+    Examples
+    --------
+    >>> import specux
+    >>> specux.fft.rfftfreq(8, d=1 / 8000).tolist()
+    [0.0, 1000.0, 2000.0, 3000.0, 4000.0]
+    """
     return np.fft.rfftfreq(*_freq_args(n, d, "rfftfreq"))
 
 
@@ -492,10 +888,48 @@ def _roll(x: Any, axes: int | Sequence[int] | None, sign: int) -> Any:
 
 
 def fftshift(x: Any, axes: int | Sequence[int] | None = None) -> Any:
-    """Move the zero-frequency bin to the centre (numpy.fft.fftshift); numpy, torch or cupy arrays."""
+    """Move the zero-frequency bin to the centre (numpy.fft.fftshift).
+
+    Parameters
+    ----------
+    x : array_like
+        numpy array, torch tensor or cupy array; the result is of the same library.
+    axes : int or sequence of int, optional
+        Axes to shift. ``None``: all axes.
+
+    Returns
+    -------
+    array, same shape as ``x``
+
+    Examples
+    --------
+    >>> import specux
+    >>> specux.fft.fftshift(specux.fft.fftfreq(4)).tolist()
+    [-0.5, -0.25, 0.0, 0.25]
+    """
     return _roll(x, axes, +1)
 
 
 def ifftshift(x: Any, axes: int | Sequence[int] | None = None) -> Any:
-    """Inverse of :func:`fftshift` (numpy.fft.ifftshift)."""
+    """Inverse of :func:`fftshift` (numpy.fft.ifftshift).
+
+    Parameters
+    ----------
+    x : array_like
+        numpy array, torch tensor or cupy array; the result is of the same library.
+    axes : int or sequence of int, optional
+        Axes to shift. ``None``: all axes.
+
+    Returns
+    -------
+    array, same shape as ``x``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import specux
+    >>> x = np.arange(5)
+    >>> specux.fft.ifftshift(specux.fft.fftshift(x)).tolist()
+    [0, 1, 2, 3, 4]
+    """
     return _roll(x, axes, -1)
