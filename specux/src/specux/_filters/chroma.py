@@ -56,6 +56,13 @@ def chroma(
     Returns
     -------
     ndarray, shape (n_chroma, 1 + n_fft // 2), read-only (memoised)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> filters.chroma(sr=22050, n_fft=2048).shape
+    (12, 1025)
     """
     n_fft = _validate.positive_int(n_fft, "n_fft", "chroma")
     n_chroma = _validate.positive_int(n_chroma, "n_chroma", "chroma")

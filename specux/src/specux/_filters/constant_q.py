@@ -87,6 +87,13 @@ def window_bandwidth(window: Any, n: int = 1000) -> float:
     -------
     float
         Bandwidth in bins (dimensionless).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> round(float(filters.window_bandwidth("hann")), 2)   # equivalent noise bandwidth, in bins
+    1.5
     """
     key = _window_key(window)
     if isinstance(key, (str, tuple)):
@@ -122,6 +129,13 @@ def cq_frequencies(
     -------
     ndarray, shape (n_bins,), float64
         Frequencies in Hz, ascending.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> filters.cq_frequencies(3, fmin=440.0, bins_per_octave=12).round(2).tolist()
+    [440.0, 466.16, 493.88]
     """
     n_bins = _validate.positive_int(n_bins, "n_bins", "cq_frequencies")
     fmin = _validate.real(fmin, "fmin", "cq_frequencies")
@@ -160,6 +174,14 @@ def relative_bandwidth(freqs: np.ndarray) -> np.ndarray:
     -------
     ndarray, shape (n,)
         Dimensionless relative bandwidths.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> freqs = filters.cq_frequencies(4, fmin=110.0)
+    >>> filters.relative_bandwidth(freqs).round(4).tolist()   # constant Q: one bandwidth
+    [0.0577, 0.0577, 0.0577, 0.0577]
     """
     freqs = np.asarray(freqs, dtype=np.float64)
     if freqs.size < 2:
@@ -214,6 +236,15 @@ def wavelet_lengths(
         Fractional filter lengths in samples.
     cutoff : float
         Highest frequency reached by the bank, in Hz.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> freqs = filters.cq_frequencies(12, fmin=110.0)
+    >>> lengths, f_cutoff = filters.wavelet_lengths(freqs=freqs, sr=22050)
+    >>> lengths.shape, bool(f_cutoff > freqs[-1])
+    ((12,), True)
     """
     freqs = np.asarray(freqs, dtype=np.float64)
     sr = _validate.real(sr, "sr", "wavelet_lengths")
@@ -345,6 +376,15 @@ def wavelet(
         One filter per row.
     lengths : ndarray, shape (n,), float64
         Fractional length of each filter in samples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> freqs = filters.cq_frequencies(12, fmin=110.0)
+    >>> basis, lengths = filters.wavelet(freqs=freqs, sr=22050)
+    >>> basis.shape[0], lengths.shape
+    (12, (12,))
     """
     norm = check_norm(norm, "wavelet")
     freqs = np.asarray(freqs, dtype=np.float64)
@@ -406,6 +446,14 @@ def constant_q_lengths(
     -------
     ndarray, shape (n_bins,), float64
         Fractional lengths in samples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> lengths = filters.constant_q_lengths(sr=22050, fmin=32.70, n_bins=24)
+    >>> bool(lengths[0] > lengths[-1])   # low notes need long filters
+    True
     """
     _check_bank(fmin=fmin, n_bins=n_bins, bins_per_octave=bins_per_octave)
     freqs = cq_frequencies(n_bins, fmin=fmin, bins_per_octave=bins_per_octave)
@@ -447,6 +495,14 @@ def constant_q(
     -------
     filters : ndarray, shape (n_bins, frame), complex
     lengths : ndarray, shape (n_bins,), float64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> basis, lengths = filters.constant_q(sr=22050, n_bins=24)
+    >>> basis.shape[0], lengths.shape
+    (24, (24,))
     """
     norm = check_norm(norm, "constant_q")
     fmin = c1_hz() if fmin is None else fmin
@@ -526,6 +582,13 @@ def cq_to_chroma(
     Returns
     -------
     ndarray, shape (n_chroma, n_input)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> filters.cq_to_chroma(84).shape   # 7 octaves of semitones folded to 12 pitch classes
+    (12, 84)
     """
     n_input = _validate.positive_int(n_input, "n_input", "cq_to_chroma")
     bins_per_octave = _validate.positive_int(bins_per_octave, "bins_per_octave", "cq_to_chroma")

@@ -43,6 +43,13 @@ def linear(
     numpy.ndarray, shape (n_filter, 1 + n_fft // 2), float32, read-only (cached)
 
     Backends: host only (the bank feeds every backend).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> filters.linear(sr=16000, n_fft=400, n_filter=64).shape
+    (64, 201)
     """
     sr = _validate.real(sr, "sr", "linear")
     if not sr > 0:

@@ -22,8 +22,28 @@ _CACHE_SIZE = 32
 def mel_frequencies(
     n_mels: int = 128, *, fmin: float = 0.0, fmax: float = 11025.0, htk: bool = False
 ) -> np.ndarray:
-    """``n_mels`` frequencies (Hz) equally spaced on the mel scale from ``fmin`` to ``fmax``; shape
-    (n_mels,)."""
+    """``n_mels`` frequencies (Hz) equally spaced on the mel scale from ``fmin`` to ``fmax``.
+
+    Parameters
+    ----------
+    n_mels : int
+        Number of frequencies (>= 0).
+    fmin, fmax : float, Hz
+        The first and the last frequency.
+    htk : bool
+        HTK's mel scale instead of Slaney's.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_mels,), float64, Hz
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> filters.mel_frequencies(5, fmin=0.0, fmax=1000.0).round(1).tolist()   # linear below 1 kHz
+    [0.0, 250.0, 500.0, 750.0, 1000.0]
+    """
     n_mels = _validate.positive_int(n_mels, "n_mels", "mel_frequencies", minimum=0)
     fmin = _validate.real(fmin, "fmin", "mel_frequencies")
     fmax = _validate.real(fmax, "fmax", "mel_frequencies")
@@ -134,6 +154,14 @@ def mel(
         Read-only (cached). Filters that cover no bin give an :class:`specux.errors.EmptyFilterWarning`.
 
     Backends: host only (the banks feed every backend).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> M = filters.mel(sr=22050, n_fft=2048, n_mels=64)
+    >>> M.shape, M.dtype
+    ((64, 1025), dtype('float32'))
     """
     sr, n_fft, n_mels, fmin, fmax, htk = _check("mel", sr, n_fft, n_mels, fmin, fmax, htk, lambda r: r / 2)
     weights = _mel_cached(sr, n_fft, n_mels, fmin, fmax, htk, _norm_arg(norm))
@@ -205,7 +233,33 @@ def mel_torchaudio(
 
     Differences from :func:`mel`: the bin frequencies are ``linspace(0, sr // 2, 1 + n_fft // 2)`` (not
     ``rfftfreq``), everything is computed in float32, ``fmax=None`` means ``sr // 2``, and the defaults are
-    torchaudio's (HTK scale, no normalisation). Returns float32, read-only.
+    torchaudio's (HTK scale, no normalisation).
+
+    Parameters
+    ----------
+    sr : int
+        Sampling rate, Hz.
+    n_fft : int
+        FFT length: the bank has ``1 + n_fft // 2`` columns.
+    n_mels : int
+        Number of filters.
+    fmin, fmax : float, Hz
+        Band edges. ``fmax=None``: ``sr // 2``.
+    htk : bool
+        HTK's mel scale (torchaudio's ``mel_scale="htk"``) or Slaney's (``"slaney"``).
+    norm : {None, "slaney"}
+        ``"slaney"`` scales each filter by 2 / its width in Hz (area normalisation), as torchaudio's ``norm``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_mels, 1 + n_fft // 2), float32, read-only
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> filters.mel_torchaudio(sr=16000, n_fft=400, n_mels=40).shape
+    (40, 201)
     """
     sr, n_fft, n_mels, fmin, fmax, htk = _check(
         "mel_torchaudio", sr, n_fft, n_mels, fmin, fmax, htk, lambda r: float(r // 2)

@@ -62,6 +62,16 @@ def get_window(window: Any, Nx: int, *, fftbins: bool = True) -> np.ndarray:
     -------
     numpy.ndarray, shape (Nx,), float64
         Read-only for named windows (the result is cached); callables and arrays give fresh arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> w = filters.get_window("hann", 8)
+    >>> w.round(3).tolist()
+    [0.0, 0.146, 0.5, 0.854, 1.0, 0.854, 0.5, 0.146]
+    >>> filters.get_window(("kaiser", 8.0), 16).shape
+    (16,)
     """
     if isinstance(Nx, bool) or not isinstance(Nx, (int, np.integer)):
         raise TypeError(f"get_window: Nx must be a positive int; got {Nx!r} of type {type(Nx).__name__}")
@@ -93,7 +103,26 @@ def get_window(window: Any, Nx: int, *, fftbins: bool = True) -> np.ndarray:
 
 def pad_center(data: np.ndarray, size: int) -> np.ndarray:
     """Zero-pad a 1-D array to ``size``, centred (``(size - len) // 2`` zeros on the left), as librosa
-    does."""
+    does.
+
+    Parameters
+    ----------
+    data : numpy.ndarray, shape (..., n)
+        The array, padded along its last axis.
+    size : int
+        Length after padding (>= n; a ValueError otherwise).
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., size)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from specux import filters
+    >>> filters.pad_center(np.ones(2), size=6).tolist()
+    [0.0, 0.0, 1.0, 1.0, 0.0, 0.0]
+    """
     n = data.shape[-1]
     if n > size:
         raise ValueError(f"pad_center: target size ({size}) must be at least the input size ({n})")
