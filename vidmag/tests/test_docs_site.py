@@ -58,15 +58,6 @@ PUBLIC_MODULES = [
 # names live in files other work was changing at the time (vidmag.params / pipelines / presets, specux's op
 # fronts), which is why they were not all filled in at once.
 KNOWN_GAPS: dict[str, set[str]] = {
-    "specux.BackendInfo": {"Examples"},
-    "specux.BackendUnavailableError": {"Examples", "Parameters"},
-    "specux.EmptyFilterWarning": {"Examples"},
-    "specux.MemoryLimitError": {"Examples", "Parameters"},
-    "specux.NolaError": {"Examples"},
-    "specux.UnsupportedOperationError": {"Examples"},
-    "specux.autotune": {"Examples"},
-    "specux.backends": {"Examples"},
-    "specux.is_deterministic": {"Examples", "Returns"},
     "vidmag.Preset": {"Examples"},
     "vidmag.SaturationWarning": {"Examples"},
     "vidmag.magnify": {"Examples"},

@@ -71,7 +71,19 @@ class deterministic:  # noqa: N801 - used like a function, as torch.no_grad is
 
 
 def is_deterministic() -> bool:
-    """True when specux's deterministic mode is on, or torch's deterministic algorithms are enforced."""
+    """True when specux's deterministic mode is on, or torch's deterministic algorithms are enforced.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import specux
+    >>> with specux.deterministic(True):
+    ...     specux.is_deterministic()
+    True
+    """
     if _flag():
         return True
     torch = sys.modules.get("torch")

@@ -140,6 +140,13 @@ def autotune(
     dict
         ``n``, ``dtype``, ``backend``, ``chosen`` (the winning tuning as a dict) and ``candidates``: one entry
         per candidate with its ``tuning``, ``seconds`` (best call) and ``rel_l2`` error against numpy.
+
+    Examples
+    --------
+    >>> import specux
+    >>> result = specux.autotune(4096, "float32", backend="opencl")   # doctest: +SKIP
+    >>> sorted(result)                                                 # doctest: +SKIP
+    ['backend', 'candidates', 'chosen', 'dtype', 'n']
     """
     from specux._runtime import fft_exec, tuning
 

@@ -51,6 +51,15 @@ class BackendInfo:
         Why it cannot (``None`` when available).
     ops : tuple of str
         Public operations it serves (``"fft"`` is the whole FFT family); empty when unavailable.
+
+    Examples
+    --------
+    >>> import specux
+    >>> info = specux.backends()[-1]
+    >>> info.name, info.available, info.unavailable_reason
+    ('cpu', True, None)
+    >>> "stft" in info.ops
+    True
     """
 
     name: str
@@ -127,6 +136,18 @@ def backends() -> list[BackendInfo]:
     -------
     list of BackendInfo
         In order of preference: cuda, metal, opencl, cpu.
+
+    Examples
+    --------
+    >>> import specux
+    >>> [info.name for info in specux.backends()]
+    ['cuda', 'metal', 'opencl', 'cpu']
+    >>> for info in specux.backends():   # doctest: +SKIP
+    ...     print(info.name, info.unavailable_reason or "available")
+    cuda libcuda not found: no NVIDIA driver on this machine (Failed to dlopen libcuda.so.1)
+    metal Metal needs macOS (this is linux)
+    opencl available
+    cpu available
     """
     rows = []
     for name in NAMES:
