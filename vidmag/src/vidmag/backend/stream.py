@@ -108,7 +108,8 @@ class Stream:
     belongs to a finished clip, which a stream does not have.
     """
 
-    def __init__(self, stages: Any, plan: Plan, *, name: str, synchronize: Callable[[], None] | None):
+    def __init__(self, stages: Any, plan: Plan, *, name: str, synchronize: Callable[[], None] | None,
+                 state: FilterState | None = None):
         if not plan.streams:
             raise refuse_stream(plan)
         self.plan = plan
@@ -116,7 +117,8 @@ class Stream:
         self.batch = plan.batch or stages.batch_frames(plan)
         self.frames_pushed = 0
         self._stages = stages
-        self._state: FilterState | None = FilterState(stages, plan)
+        # a backend with its own way through the stages (fused per-level kernels) brings its own state
+        self._state: FilterState | None = state if state is not None else FilterState(stages, plan)
         self._synchronize = synchronize
         self._failed: BaseException | None = None
 
@@ -188,6 +190,45 @@ class Stream:
             raise
         self.frames_pushed += len(group)
         return pieces
+
+    def retune(self, plan: Plan) -> bool:
+        """Go on with a new plan of the same pipeline and frame size, keeping the filter state.
+
+        The next push uses ``plan``. Gains (``alpha``, ``lambda_c``, ``chrom_attenuation``) are applied
+        after the filters, so a change of them alone is exact: the frames after it are those of a stream
+        run with the new values from its start. A new band (``fl``, ``fh``, ``r1``, ``r2``) re-designs the
+        filters, which start from the state the old ones left (the low-passed bands and the previous band,
+        values of the signal, not of the filter). Every level the stream has a state for keeps running,
+        even one whose gain is now 0 (its band then adds exactly 0).
+
+        Parameters
+        ----------
+        plan : Plan
+            A plan of ``self.plan.pipeline`` for frames of the same size.
+
+        Returns
+        -------
+        bool
+            False, with the stream unchanged, when the state cannot carry over: the plan is of another
+            pipeline or frame size, or amplifies a level the stream has no state for (raising alpha from
+            0), or the stream has failed or is closed. Open a new stream then.
+        """
+        if plan.pipeline != self.plan.pipeline or (plan.height, plan.width) != (self.plan.height,
+                                                                                self.plan.width):
+            return False
+        state = self._state
+        if state is None or self._failed is not None:
+            return False
+        kept = kept_levels(plan)
+        if state.states is not None:
+            have = set(state.states)
+            if not set(kept) <= have:
+                return False
+            kept = sorted(have)
+        filt = TemporalFilter.of(plan)  # raises before anything changes
+        state.kept, state.plan, state.filter = kept, plan, filt
+        self.plan = plan
+        return True
 
     def _host(self, piece: Any) -> np.ndarray:
         return piece if isinstance(piece, np.ndarray) else self._stages.download(piece)

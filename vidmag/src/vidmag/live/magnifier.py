@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 
 from vidmag import backend as _backend
-from vidmag.backend.stages import TemporalFilter, kept_levels
-from vidmag.backend.stream import FilterState, Stream
+from vidmag.backend.stream import Stream
 from vidmag.live.presets import live_preset_params
 from vidmag.params import STREAMING_PIPELINES, check_parameters, make_plan
 
@@ -256,7 +255,9 @@ class Magnifier:
         if self._stream is not None:
             plan = make_plan(self.pipeline, fs=self.fs, compat=self.compat, params=checked,
                              frame_shape=self.shape, batch=self._stream.plan.batch)
-            if not _retune(self._stream, plan):
+            # a Stream keeps its filter state through the change; the phase pipelines' streams (another
+            # kind) restart, as documented above
+            if not isinstance(self._stream, Stream) or not self._stream.retune(plan):
                 self._stream.close()
                 self._stream = None  # the next push opens a fresh stream of the same size
         self.params = checked
@@ -298,30 +299,4 @@ class Magnifier:
         size = "no frame yet" if self.shape is None else f"{self.shape[0]}x{self.shape[1]}"
         state = "closed" if self._closed else f"{self._frames} frames"
         return f"<vidmag.live.Magnifier {self.pipeline} on {self.backend!r}, {size}, {state}>"
-
-
-def _retune(stream: Stream, plan: Any) -> bool:
-    """Give an open stream a new plan of the same pipeline and size, keeping its filter state.
-
-    Returns False when the state cannot carry over (the plan amplifies a level the stream has no state
-    for). The state keeps running for every level it has, even one whose gain is now 0 (its band then adds
-    exactly 0): lowering alpha to 0 and raising it again loses nothing.
-
-    This reaches into the stream's :class:`~vidmag.backend.stream.FilterState` (``plan``, ``filter``,
-    ``kept``, ``states``): everything a stream derives from its plan lives there and in ``stream.plan``;
-    the stages take the plan at every call.
-    """
-    state = getattr(stream, "_state", None)
-    if not isinstance(state, FilterState) or stream._failed is not None:
-        return False  # a stream of another kind (the phase pipelines'), or one that failed: start afresh
-    if state.states is None:  # no frame through it yet: nothing to keep
-        state.kept = kept_levels(plan)
-    else:
-        have = set(state.states)
-        if not set(kept_levels(plan)) <= have:
-            return False
-        state.kept = sorted(have)
-    state.plan, state.filter = plan, TemporalFilter.of(plan)
-    stream.plan = plan
-    return True
 

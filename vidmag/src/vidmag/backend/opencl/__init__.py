@@ -36,10 +36,39 @@ def pinned_by() -> str | None:
 
 def create():
     """The backend: the pipelines over the fused tier (:class:`OpenCLFused`), :class:`OpenCLOperations` as its
-    primitives."""
-    from vidmag.backend.generic import bind
+    primitives, and the streaming pipelines (streams and whole clips) over the per-level kernels of
+    :mod:`vidmag.backend.opencl.streaming`."""
+    from vidmag.backend.generic import Backend, bind, groups_of
     from vidmag.backend.opencl.operations import OpenCLOperations
     from vidmag.backend.opencl.pipelines import OpenCLFused
+    from vidmag.backend.opencl.streaming import FusedFilterState
+    from vidmag.backend.stream import Stream, refuse_stream
+
+    class OpenCLBackend(Backend):
+        """A :class:`~vidmag.backend.generic.Backend` whose streams (and the whole-clip runs of the
+        streaming pipelines, which are streams fed batch by batch) use :class:`FusedFilterState`."""
+
+        def __init__(self, operations, fused):
+            whole = {name: self._whole_clip for name in ("laplacian_butterworth", "laplacian_iir")}
+            super().__init__("opencl", operations, whole, fused)
+
+        def _stream(self, plan, name, synchronize):
+            state = FusedFilterState(self.stages, self.fused, plan)
+            return Stream(self.stages, plan, name=name, synchronize=synchronize, state=state)
+
+        def open(self, plan):
+            if not plan.streams:
+                raise refuse_stream(plan)
+            return self._stream(plan, self.name, self._synchronizer())
+
+        def _whole_clip(self, plan, source):
+            stream = self._stream(plan, "whole clip", None)  # the run that holds it drains the device
+            for group in groups_of(source(), self.stages.batch_frames(plan)):
+                for piece in stream.feed(group):
+                    yield from piece
+            stream.close()
 
     operations = OpenCLOperations()
-    return bind(operations, name="opencl", fused=OpenCLFused(operations))
+    fused = OpenCLFused(operations)
+    bind(operations, name="opencl", fused=fused)  # the contract's checks (every operation of both tiers)
+    return OpenCLBackend(operations, fused)

@@ -160,9 +160,7 @@ class OpenCLFused:
         signal = dense(signal)
         # the kernel writes straight into a fresh host array (USE_HOST_PTR: on a device sharing the host's
         # memory, such as PoCL's, there is no copy back); the map below makes its contents valid on the host
-        host = np.empty(frames.shape, np.uint8)
-        flags = cl.mem_flags.WRITE_ONLY | cl.mem_flags.USE_HOST_PTR
-        out = cl.Buffer(self.rt.context, flags, hostbuf=host)
+        host, out = self.output_buffer(frames.shape)
         iy, wy = self.ops.taps(taps)
         k = taps.index.shape[1]
         # frames at least 8 pixels wide take the hand-vectorised kernel (8 pixels per work item), in its
@@ -190,6 +188,20 @@ class OpenCLFused:
                 np.int32(signal.shape[1]),
                 *_scalars(c, e),
             )
+        return self.finish_output(host, out)
+
+    def output_buffer(self, shape: tuple[int, ...]) -> tuple[np.ndarray, Any]:
+        """A fresh host uint8 array of ``shape`` and a device buffer over it (``USE_HOST_PTR``: on a device
+        that shares the host's memory, such as PoCL's, kernels write straight into the array).
+
+        The array must outlive every kernel enqueued on the buffer; :meth:`finish_output` waits for them.
+        """
+        host = np.empty(shape, np.uint8)
+        flags = cl.mem_flags.WRITE_ONLY | cl.mem_flags.USE_HOST_PTR
+        return host, cl.Buffer(self.rt.context, flags, hostbuf=host)
+
+    def finish_output(self, host: np.ndarray, out: Any) -> np.ndarray:
+        """Wait for the kernels writing ``out`` (from :meth:`output_buffer`) and make ``host`` valid."""
         mapped, _ = cl.enqueue_map_buffer(
             self.rt.queue, out, cl.map_flags.READ, 0, host.shape, host.dtype, is_blocking=True
         )

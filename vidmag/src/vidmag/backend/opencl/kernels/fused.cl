@@ -92,3 +92,140 @@ OUTPUT_COLS8(output_cols8_k4, const int unused_k, 4, 1)
 OUTPUT_COLS8(output_cols8_rgb, const int k, k, 0)
 OUTPUT_COLS8(output_cols8_rgb_k3, const int unused_k, 3, 0)
 OUTPUT_COLS8(output_cols8_rgb_k4, const int unused_k, 4, 0)
+
+// --- The streaming pipelines' per-level kernels (vidmag.backend.opencl.streaming) ------------------------
+// A frame-at-a-time stream is bound by launches, not arithmetic, below level 1: each level of the pyramid is
+// one launch down (reduce along both axes) and one launch up (form the band, run the two low-passes, apply
+// the gain, add the expanded coarser signal). Both gather through the same one-axis tap tables as
+// resample.cl, the height's (iy, wy) outside and the width's (ix, wx) inside, so each tap row is summed
+// along the width first, then weighted along the height, as the separable passes do.
+
+// Reduce along both axes: src (n, h, w, 3) float -> dst (n, ho, wo, 3); work item (x_out, y_out, frame).
+#define REDUCE2D(NAME, KY_DECL, KY, KX_DECL, KX)                                                     \
+__kernel void NAME(__global const float* src, __global float* dst,                                 \
+                   __global const int* iy, __global const float* wy, KY_DECL,                       \
+                   __global const int* ix, __global const float* wx, KX_DECL,                       \
+                   const int h, const int w, const int ho, const int wo)                            \
+{                                                                                                    \
+    const int x = get_global_id(0);                                                                  \
+    const int y = get_global_id(1);                                                                  \
+    const long f = get_global_id(2);                                                                 \
+    float a = 0.0f, b = 0.0f, c = 0.0f;                                                              \
+    for (int ty = 0; ty < KY; ++ty) {                                                                \
+        __global const float* line = src + (f * h + iy[y * KY + ty]) * (long)w * 3;                  \
+        float ra = 0.0f, rb = 0.0f, rc = 0.0f;                                                       \
+        for (int tx = 0; tx < KX; ++tx) {                                                            \
+            const int i = ix[x * KX + tx] * 3;                                                       \
+            const float wgt = wx[x * KX + tx];                                                       \
+            ra += wgt * line[i];                                                                     \
+            rb += wgt * line[i + 1];                                                                 \
+            rc += wgt * line[i + 2];                                                                 \
+        }                                                                                            \
+        const float wgt = wy[y * KY + ty];                                                           \
+        a += wgt * ra;                                                                               \
+        b += wgt * rb;                                                                               \
+        c += wgt * rc;                                                                               \
+    }                                                                                                \
+    __global float* o = dst + ((f * ho + y) * (long)wo + x) * 3;                                     \
+    o[0] = a;                                                                                        \
+    o[1] = b;                                                                                        \
+    o[2] = c;                                                                                        \
+}
+
+REDUCE2D(reduce2d, const int ky, ky, const int kx, kx)
+REDUCE2D(reduce2d_k5, const int unused_ky, 5, const int unused_kx, 5)
+
+// Expand along both axes of one pixel's three channels of `src` (n, hl, wl, 3) at (x, y) of frame f, into
+// A, B, C (declared by the caller), through the tables (iy, wy) of KY taps and (ix, wx) of KX taps.
+#define EXPAND_AT(src, A, B, C, KY, KX)                                                                    \
+    for (int ty = 0; ty < KY; ++ty) {                                                                \
+        __global const float* line = src + (f * hl + iy[y * KY + ty]) * (long)wl * 3;                \
+        float ra = 0.0f, rb = 0.0f, rc = 0.0f;                                                       \
+        for (int tx = 0; tx < KX; ++tx) {                                                            \
+            const int i = ix[x * KX + tx] * 3;                                                       \
+            const float wgt = wx[x * KX + tx];                                                       \
+            ra += wgt * line[i];                                                                     \
+            rb += wgt * line[i + 1];                                                                 \
+            rc += wgt * line[i + 2];                                                                 \
+        }                                                                                            \
+        const float wgt = wy[y * KY + ty];                                                           \
+        A += wgt * ra;                                                                               \
+        B += wgt * rb;                                                                               \
+        C += wgt * rc;                                                                               \
+    }
+
+// One level of the way up, for frames 0 .. n-1 in order: band = image - expand(low); the two first-order
+// low-passes (states s1, s2 and the previous band xp, (h, w, 3), carried between launches) take the band,
+// filtered = g * (lp1 - lp2); out = filtered + expand(coarse). mode bit 1: the level has a band and state
+// (else filtered = 0 and nothing of image, low or the states is read); bit 2: there is a coarser signal
+// (else expand(coarse) = 0); bit 4: start the states at the band of frame 0 (n = 1; out is not written).
+// image, out (n, h, w, 3); low, coarse (n, hl, wl, 3); work item (x, y).
+#define LEVEL_UP(NAME, KY_DECL, KY, KX_DECL, KX)                                                     \
+__kernel void NAME(__global const float* image, __global const float* low,                         \
+                   __global const float* coarse, __global float* out,                               \
+                   __global float* s1, __global float* s2, __global float* xp,                      \
+                   __global const int* iy, __global const float* wy, KY_DECL,                       \
+                   __global const int* ix, __global const float* wx, KX_DECL,                       \
+                   const int n, const int h, const int w, const int hl, const int wl, const int mode, \
+                   const float c1_y, const float c1_x, const float c1_xp,                           \
+                   const float c2_y, const float c2_x, const float c2_xp, const float g)            \
+{                                                                                                    \
+    const int x = get_global_id(0);                                                                  \
+    const int y = get_global_id(1);                                                                  \
+    const long p = ((long)y * w + x) * 3;                                                            \
+    const long plane = (long)h * w * 3;                                                              \
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f;                          \
+    float q0 = 0.0f, q1 = 0.0f, q2 = 0.0f;                                                           \
+    if (mode & 1) {                                                                                  \
+        a0 = s1[p]; a1 = s1[p + 1]; a2 = s1[p + 2];                                                  \
+        b0 = s2[p]; b1 = s2[p + 1]; b2 = s2[p + 2];                                                  \
+        q0 = xp[p]; q1 = xp[p + 1]; q2 = xp[p + 2];                                                  \
+    }                                                                                                \
+    for (long f = 0; f < n; ++f) {                                                                   \
+        float v0 = 0.0f, v1 = 0.0f, v2 = 0.0f;                                                       \
+        if (mode & 1) {                                                                              \
+            float e0 = 0.0f, e1 = 0.0f, e2 = 0.0f;                                                   \
+            EXPAND_AT(low, e0, e1, e2, KY, KX)                                                             \
+            __global const float* im = image + f * plane + p;                                        \
+            const float d0 = im[0] - e0, d1 = im[1] - e1, d2 = im[2] - e2;                           \
+            if (mode & 4) {                                                                          \
+                a0 = b0 = q0 = d0;                                                                   \
+                a1 = b1 = q1 = d1;                                                                   \
+                a2 = b2 = q2 = d2;                                                                   \
+            } else {                                                                                 \
+                a0 = c1_y * a0 + c1_x * d0 + c1_xp * q0;                                             \
+                a1 = c1_y * a1 + c1_x * d1 + c1_xp * q1;                                             \
+                a2 = c1_y * a2 + c1_x * d2 + c1_xp * q2;                                             \
+                b0 = c2_y * b0 + c2_x * d0 + c2_xp * q0;                                             \
+                b1 = c2_y * b1 + c2_x * d1 + c2_xp * q1;                                             \
+                b2 = c2_y * b2 + c2_x * d2 + c2_xp * q2;                                             \
+                q0 = d0;                                                                             \
+                q1 = d1;                                                                             \
+                q2 = d2;                                                                             \
+                v0 = g * (a0 - b0);                                                                  \
+                v1 = g * (a1 - b1);                                                                  \
+                v2 = g * (a2 - b2);                                                                  \
+            }                                                                                        \
+        }                                                                                            \
+        if (mode & 4) continue;                                                                      \
+        if (mode & 2) {                                                                              \
+            float e0 = 0.0f, e1 = 0.0f, e2 = 0.0f;                                                   \
+            EXPAND_AT(coarse, e0, e1, e2, KY, KX)                                                          \
+            v0 = v0 + e0;                                                                            \
+            v1 = v1 + e1;                                                                            \
+            v2 = v2 + e2;                                                                            \
+        }                                                                                            \
+        __global float* o = out + f * plane + p;                                                     \
+        o[0] = v0;                                                                                   \
+        o[1] = v1;                                                                                   \
+        o[2] = v2;                                                                                   \
+    }                                                                                                \
+    if (mode & 1) {                                                                                  \
+        s1[p] = a0; s1[p + 1] = a1; s1[p + 2] = a2;                                                  \
+        s2[p] = b0; s2[p + 1] = b1; s2[p + 2] = b2;                                                  \
+        xp[p] = q0; xp[p + 1] = q1; xp[p + 2] = q2;                                                  \
+    }                                                                                                \
+}
+
+LEVEL_UP(level_up, const int ky, ky, const int kx, kx)
+LEVEL_UP(level_up_k3, const int unused_ky, 3, const int unused_kx, 3)

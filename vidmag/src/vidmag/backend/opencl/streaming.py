@@ -1,0 +1,253 @@
+"""The streaming pipelines on OpenCL with a few launches per batch: :class:`FusedFilterState`.
+
+A live stream pushes one frame at a time, and a frame's work over the stages of
+:class:`~vidmag.backend.stages.FusedStages` is some fifty launches (four per pyramid level down, two or three
+per level for the scan, two per level for the collapse); on a processor each launch costs about a
+millisecond whatever its size, which bounded a 720p stream near 14 frames/s. Here a batch of frames is:
+
+- two launches for level 0 -> 1, from the bytes (the vectorised tap maps of ``resample.cl``, as before);
+- one launch per level further down (``reduce2d`` of ``fused.cl``: both axes in one gather);
+- one launch per level on the way up (``level_up``: the band, both low-passes, the gain and the collapse
+  step in one pass, the state updated in place);
+- two launches for the output (widen the level-1 signal, then ``output_cols8``: expand along the height, add,
+  colour back, MIT output handling, bytes).
+
+That is ``2 * top + 4`` launches for a batch whose top kept level is ``top`` (18 for 720p), with one copy of
+the frames to the device and one of the output back. The kernels, their arguments and the buffers are set up
+once per plan and batch size and reused push after push, so a push is little more than the enqueues.
+
+The whole-clip run of the streaming pipelines on this backend runs this state too (batch after batch), and
+each frame is computed the same way whatever the batch, so a stream equals the whole-clip run bitwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyopencl as cl
+
+from vidmag.backend import spatial_taps
+from vidmag.backend.opencl.operations import sized_kernel
+from vidmag.backend.stages import output_matrices
+from vidmag.backend.stream import FilterState
+from vidmag.params import Plan
+
+__all__ = ["FusedFilterState"]
+
+#: mode bits of ``level_up`` (fused.cl)
+_BAND, _COARSER, _START = 1, 2, 4
+
+
+def _is_diagonal(m: np.ndarray) -> bool:
+    return bool(np.all(np.abs(m - np.diag(np.diag(m))) < 1e-12 * np.abs(np.diag(m)).max()))
+
+
+class _Launch:
+    """One kernel with its arguments set once, and its work sizes: enqueued as is at every push."""
+
+    __slots__ = ("global_size", "kernel", "local_size")
+
+    def __init__(self, kernel: Any, global_size: tuple[int, ...], local_size: tuple[int, ...]) -> None:
+        self.kernel, self.global_size, self.local_size = kernel, global_size, local_size
+
+
+class FusedFilterState(FilterState):
+    """The :class:`~vidmag.backend.stream.FilterState` of the streaming pipelines over per-level kernels.
+
+    The same attributes and semantics as its base (``plan``, ``filter``, ``kept``, ``states``,
+    ``consistent``; :meth:`vidmag.backend.stream.Stream.retune` changes them between pushes); ``states``
+    maps each level to its three device buffers (the two low-passes and the previous band). With no kept
+    level (every gain 0) there is no pyramid, and the base's stages do the colour round trip.
+
+    Parameters
+    ----------
+    stages : FusedStages
+        The backend's stages over :class:`~vidmag.backend.opencl.pipelines.OpenCLFused` (used when no level
+        is kept).
+    fused : OpenCLFused
+    plan : Plan
+    """
+
+    def __init__(self, stages: Any, fused: Any, plan: Plan) -> None:
+        super().__init__(stages, plan)
+        self.fused = fused
+        self.rt = fused.rt  # vidmag's Device: kernels by file and name, the runtime's queue and context
+        self._capacity = 0  # frames the buffers hold
+        self._buffers: dict[Any, Any] = {}
+        self._tables: dict[Any, Any] = {}
+        self._cache: dict[tuple, list[_Launch]] = {}  # (plan identity, frames, start?) -> the launches
+        self._planned: Plan | None = None
+
+    # --- set-up ---------------------------------------------------------------------------------------
+    def _buffer(self, key: Any, nbytes: int) -> Any:
+        buffer = self._buffers.get(key)
+        if buffer is None:
+            buffer = self._buffers[key] = cl.Buffer(self.rt.context, cl.mem_flags.READ_WRITE,
+                                                    size=max(int(nbytes), 4))
+        return buffer
+
+    def _table(self, host: np.ndarray, dtype) -> Any:
+        host = np.ascontiguousarray(host, dtype=dtype)
+        key = (host.dtype.str, host.shape, host.tobytes())
+        buffer = self._tables.get(key)
+        if buffer is None:
+            flags = cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR
+            buffer = self._tables[key] = cl.Buffer(self.rt.context, flags, hostbuf=host)
+        return buffer
+
+    def _taps(self, taps: spatial_taps.Taps) -> tuple[Any, Any, np.int32]:
+        return (self._table(taps.index, np.int32), self._table(taps.weight, np.float32),
+                np.int32(taps.index.shape[1]))
+
+    def _launch(self, file: str, name: str, global_size: tuple[int, ...], *args: Any) -> _Launch:
+        # a kernel object of its own (arguments are state of the object): two streams, or the backend's
+        # other pipelines, never see each other's arguments
+        shared = self.rt.kernel(file, name)
+        config = self.rt.runtime.cover(shared, global_size)
+        kernel = cl.Kernel(shared.handle.program, shared.handle.function_name)
+        kernel.set_args(*args)
+        return _Launch(kernel, tuple(config.global_size), tuple(config.local_size))
+
+    def _states_for(self, level: int, size: tuple[int, int]) -> tuple[Any, Any, Any]:
+        state = self.states.get(level) if self.states else None
+        if state is None:
+            nbytes = size[0] * size[1] * 3 * 4
+            state = tuple(cl.Buffer(self.rt.context, cl.mem_flags.READ_WRITE, size=nbytes) for _ in range(3))
+        return state
+
+    def _build(self, n: int, start: bool) -> list[_Launch]:
+        """The launches of a batch of ``n`` frames (``start``: frame 0 alone, which starts the states)."""
+        plan, kept = self.plan, self.kept
+        sizes, top = plan.level_sizes, max(kept)
+        H, W = plan.height, plan.width
+        cap = self._capacity
+        f32 = 4
+        # the frames and the output are buffers over host memory, new at every push: their arguments are
+        # set then (a placeholder until then)
+        frames = result = self._buffer("placeholder", 4)
+        level_bytes = {lv: cap * h * w * 3 * f32 for lv, (h, w) in enumerate(sizes)}
+        h1, w1 = sizes[1]
+        rows0 = self._buffer("rows0", cap * h1 * W * 3 * f32)  # level 0 reduced along the height; later
+        # the widened level-1 signal (the same shape, dead by then)
+        image = {lv: self._buffer(("image", lv), level_bytes[lv]) for lv in range(1, top + 2)}
+        signal = {lv: self._buffer(("signal", lv), level_bytes[lv]) for lv in range(1, top + 1)}
+        out: list[_Launch] = []
+
+        # level 0 -> 1 from the bytes: along the height (16 bytes per work item), then the width
+        taps = spatial_taps.reduce(H, "laplacian")
+        w3 = W * 3
+        per_item = 16 if w3 >= 16 else 8 if w3 >= 8 else 1
+        base = {16: "cols16", 8: "cols8", 1: "resample_cols"}[per_item]
+        iy, wy, ky = self._taps(taps)
+        out.append(self._launch("resample", sized_kernel(f"{base}_u8", int(ky)), (-(-w3 // per_item), h1, n),
+                                frames, rows0, rows0, iy, wy, ky, np.int32(H), np.int32(h1), np.int32(w3),
+                                np.int32(0)))
+        taps = spatial_taps.reduce(W, "laplacian")
+        ix, wx, kx = self._taps(taps)
+        out.append(self._launch("resample", sized_kernel("resample_rows_f32", int(kx)), (w1, n * h1),
+                                rows0, image[1], ix, wx, kx, np.int32(W), np.int32(w1)))
+        # further down: one launch per level
+        for level in range(1, top + 1):
+            (h, w), (ho, wo) = sizes[level], sizes[level + 1]
+            iy, wy, ky = self._taps(spatial_taps.reduce(h, "laplacian"))
+            ix, wx, kx = self._taps(spatial_taps.reduce(w, "laplacian"))
+            name = "reduce2d_k5" if ky == 5 and kx == 5 else "reduce2d"
+            out.append(self._launch("fused", name, (wo, ho, n), image[level], image[level + 1],
+                                    iy, wy, ky, ix, wx, kx, np.int32(h), np.int32(w), np.int32(ho),
+                                    np.int32(wo)))
+        # the way up: one launch per level, coarsest first
+        c1, c2 = self.filter.coefficients()
+        coefficients = [np.float32(c) for c in (*c1, *c2)]
+        for level in range(top, 0, -1):
+            has_band = level in kept
+            if start and not has_band:
+                continue
+            (h, w), (hl, wl) = sizes[level], sizes[level + 1]
+            mode = (_BAND if has_band else 0) | (_COARSER if level < top and not start else 0)
+            mode |= _START if start else 0
+            if has_band:
+                s1, s2, xp = self.states[level]
+            else:
+                s1 = s2 = xp = signal[level]  # not read
+            iy, wy, ky = self._taps(spatial_taps.expand(hl, h))
+            ix, wx, kx = self._taps(spatial_taps.expand(wl, w))
+            coarse = signal[level + 1] if level < top else signal[level]  # not read at the top
+            name = "level_up_k3" if ky == 3 and kx == 3 else "level_up"
+            out.append(self._launch("fused", name, (w, h), image[level], image[level + 1], coarse,
+                                    signal[level], s1, s2, xp, iy, wy, ky, ix, wx, kx, np.int32(n),
+                                    np.int32(h), np.int32(w), np.int32(hl), np.int32(wl), np.int32(mode),
+                                    *coefficients, np.float32(plan.gains[level])))
+        if start:
+            return out
+        # the output: the level-1 signal widened at its own height, then one pass per output pixel
+        ix, wx, kx = self._taps(spatial_taps.expand(w1, W))
+        out.append(self._launch("resample", sized_kernel("resample_rows_f32", int(kx)), (W, n * h1),
+                                signal[1], rows0, ix, wx, kx, np.int32(w1), np.int32(W)))
+        c_mat, e_mat = output_matrices(plan.mit, self.stages.space, 1.0, plan.params["chrom_attenuation"])
+        iy, wy, ky = self._taps(spatial_taps.expand(h1, H))
+        if W < 8:
+            name, items = "output_cols", W
+        else:
+            rgb = _is_diagonal(c_mat) and np.array_equal(e_mat, np.eye(3))
+            name, items = ("output_cols8_rgb" if rgb else "output_cols8"), -(-W // 8)
+        scalars = [np.float32(v) for m in (c_mat, e_mat) for v in np.asarray(m, np.float64).ravel()]
+        out.append(self._launch("fused", sized_kernel(name, int(ky)), (items, H, n), frames, rows0, result,
+                                iy, wy, ky, np.int32(H), np.int32(W), np.int32(h1), *scalars))
+        return out
+
+    def _launches(self, n: int, start: bool) -> list[_Launch]:
+        if self._planned is not self.plan:  # a new plan (Stream.retune): new coefficients and gains
+            self._cache.clear()
+            self._planned = self.plan
+        if n > self._capacity:  # larger buffers: every launch refers to them
+            self._capacity = n
+            self._buffers.clear()
+            self._cache.clear()
+        key = (n, start)
+        launches = self._cache.get(key)
+        if launches is None:
+            launches = self._cache[key] = self._build(n, start)
+        return launches
+
+    # --- a batch --------------------------------------------------------------------------------------
+    def push(self, group: Sequence[np.ndarray] | Any) -> list[Any]:
+        if not self.kept:  # no pyramid: the colour round trip of the base's stages
+            return super().push(group)
+        if not isinstance(group, (list, tuple)):
+            self.fused.upload_frames(group)  # raises the backend's TypeError for a device array
+        out: list[Any] = []
+        if self.states is None:
+            first = [np.ascontiguousarray(group[0], dtype=np.uint8)]
+            self.consistent = False
+            sizes = self.plan.level_sizes
+            self.states = {level: self._states_for(level, sizes[level]) for level in self.kept}
+            self._run(first, self._launches(1, True), download=False)
+            out.append(np.array(group[0], dtype=np.uint8)[None])  # frame 0: its input bytes
+            self.consistent = True
+            group = group[1:]
+            if len(group) == 0:
+                return out
+        self.consistent = False
+        result = self._run(group, self._launches(len(group), False), download=True)
+        out.append(result)
+        self.consistent = True
+        return out
+
+    def _run(self, group: Sequence[np.ndarray], launches: list[_Launch], *, download: bool) -> Any:
+        """The frames on the device (no copy where the device shares the host's memory), the launches, and
+        the output bytes (``download``) written into a fresh host array."""
+        fused, queue = self.fused, self.rt.queue
+        frames = fused.upload_frames(list(group)).data
+        launches[0].kernel.set_arg(0, frames)
+        if download:
+            host, out = fused.output_buffer((len(group), *group[0].shape))
+            launches[-1].kernel.set_arg(0, frames)
+            launches[-1].kernel.set_arg(2, out)
+        for launch in launches:
+            cl.enqueue_nd_range_kernel(queue, launch.kernel, launch.global_size, launch.local_size)
+        if not download:
+            queue.finish()  # the frames' memory stays alive until the device is done with it
+            return None
+        return fused.finish_output(host, out)
