@@ -56,7 +56,19 @@ CONTAINER_FOR_SUFFIX = {".mp4": "mp4", ".m4v": "mp4", ".mov": "mov", ".mkv": "ma
 
 
 class VideoFormatError(ValueError):
-    """The source cannot be read as video (not a video file, corrupt, no frames, a still image)."""
+    """The source cannot be read as video (not a video file, corrupt, no frames, a still image).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from vidmag import io
+    >>> _ = Path("notes.mp4").write_text("not a video")
+    >>> try:
+    ...     io.probe("notes.mp4")
+    ... except io.VideoFormatError:
+    ...     print("not a video")
+    not a video
+    """
 
 
 # FFmpeg's demuxers of single images: "image2" and the "<format>_pipe" family (png_pipe, jpeg_pipe, ...).
@@ -72,10 +84,30 @@ _IMAGE_CODECS = frozenset({
 def as_path(name: str, value: object) -> str:
     """`value` as a ``str`` path: a ``str``, ``bytes`` (decoded with :func:`os.fsdecode`) or ``os.PathLike``.
 
+    Parameters
+    ----------
+    name : str
+        The parameter's name, for the error message (``"src"``, ``"dst"``).
+    value : object
+        The path as given.
+
+    Returns
+    -------
+    str
+
     Raises
     ------
     TypeError
         Anything else (None, a number, an open file, an array); the message names `name`.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from vidmag import io
+    >>> io.as_path("src", Path("clips") / "face.mp4")
+    'clips/face.mp4'
+    >>> io.as_path("src", b"face.mp4")
+    'face.mp4'
     """
     if not isinstance(value, (str, bytes, os.PathLike)):
         raise TypeError(
@@ -98,12 +130,32 @@ def check_rereadable(path: str | bytes | os.PathLike, name: str = "src") -> str:
     read, the two passes of the ideal pipelines, ``side_by_side``, the audio track) refuses such a path up
     front, before opening it, instead of failing on data the first reading consumed.
 
+    Parameters
+    ----------
+    path : str, bytes or os.PathLike
+        The file.
+    name : str
+        The parameter's name, for the error messages.
+
+    Returns
+    -------
+    str
+        `path` as a ``str``.
+
     Raises
     ------
     FileNotFoundError, IsADirectoryError
         `path` does not exist or is a directory.
     ValueError
         `path` is a pipe, socket or device.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from vidmag import io
+    >>> _ = Path("clip.mp4").write_bytes(b"")
+    >>> io.check_rereadable("clip.mp4")
+    'clip.mp4'
     """
     path = as_path(name, path)
     try:
@@ -142,6 +194,18 @@ class VideoInfo:
         The video codec's name.
     audio_codec : str or None
         The first audio stream's codec, or None when there is no audio.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> import numpy as np
+    >>> from vidmag import io
+    >>> with io.VideoWriter("clip.mp4", width=96, height=64, fps=Fraction(30)) as writer:
+    ...     for frame in np.zeros((10, 64, 96, 3), dtype=np.uint8):
+    ...         writer.write(frame)
+    >>> info = io.probe("clip.mp4")
+    >>> info.codec, info.pix_fmt, info.audio_codec
+    ('h264', 'yuv420p', None)
     """
 
     path: str
@@ -200,6 +264,17 @@ def probe(path: str | bytes | os.PathLike) -> VideoInfo:
         `path` is not a readable video, has no video stream, no decodable frame, or no known frame rate, or
         it is a still image (a PNG, a JPEG: an image format, or a single frame of an image codec), which
         has no frame rate and nothing that changes over time.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> import numpy as np
+    >>> from vidmag import io
+    >>> with io.VideoWriter("clip.mp4", width=96, height=64, fps=Fraction(30)) as writer:
+    ...     for frame in np.zeros((10, 64, 96, 3), dtype=np.uint8):
+    ...         writer.write(frame)
+    >>> io.probe("clip.mp4").n_frames
+    10
     """
     path = check_rereadable(path)
     container = _open_input(path)
@@ -259,6 +334,18 @@ def read_frames(path: str | bytes | os.PathLike) -> Iterator[np.ndarray]:
     ------
     numpy.ndarray
         uint8 (H, W, 3) RGB frames, in presentation order. Any pixel format is converted to rgb24.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> import numpy as np
+    >>> from vidmag import io
+    >>> with io.VideoWriter("clip.mp4", width=96, height=64, fps=Fraction(30)) as writer:
+    ...     for frame in np.zeros((10, 64, 96, 3), dtype=np.uint8):
+    ...         writer.write(frame)
+    >>> frames = list(io.read_frames("clip.mp4"))
+    >>> len(frames), frames[0].shape, frames[0].dtype
+    (10, (64, 96, 3), dtype('uint8'))
     """
     path = as_path("src", path)
     container = _open_input(path)
@@ -275,6 +362,28 @@ def frame_source(path: str | bytes | os.PathLike) -> Callable[[], Iterator[np.nd
     Multi-pass pipelines call it once per pass; each pass re-opens the file, so nothing is kept in memory
     between passes. A pipe or device cannot be re-opened for a second pass and is refused here (a
     ``ValueError``, see :func:`check_rereadable`).
+
+    Parameters
+    ----------
+    path : str, bytes or os.PathLike
+        A regular video file.
+
+    Returns
+    -------
+    callable
+        ``source() -> Iterator[numpy.ndarray]``: the frames of :func:`read_frames`, from the start each time.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> import numpy as np
+    >>> from vidmag import io
+    >>> with io.VideoWriter("clip.mp4", width=96, height=64, fps=Fraction(30)) as writer:
+    ...     for frame in np.zeros((10, 64, 96, 3), dtype=np.uint8):
+    ...         writer.write(frame)
+    >>> source = io.frame_source("clip.mp4")
+    >>> sum(1 for _ in source()), sum(1 for _ in source())   # each call reads the file again
+    (10, 10)
     """
     path = check_rereadable(path)
 
@@ -287,7 +396,21 @@ def frame_source(path: str | bytes | os.PathLike) -> Callable[[], Iterator[np.nd
 def pad_to_even(frame: np.ndarray) -> np.ndarray:
     """Pad an (H, W, 3) frame to even H and W by repeating its last row and/or column.
 
-    Returns the frame itself when both sizes are already even.
+    Parameters
+    ----------
+    frame : numpy.ndarray, shape (H, W, 3)
+
+    Returns
+    -------
+    numpy.ndarray, shape (H + H % 2, W + W % 2, 3)
+        The frame itself when both sizes are already even.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from vidmag import io
+    >>> io.pad_to_even(np.zeros((63, 95, 3), dtype=np.uint8)).shape
+    (64, 96, 3)
     """
     height, width = frame.shape[:2]
     pad_h, pad_w = height % 2, width % 2
@@ -323,6 +446,18 @@ class VideoWriter:
     Use as a context manager; leaving the block normally finishes the file (flushes the encoders and
     writes the index). Leaving it with an exception closes the file without finishing it; the caller owns
     the removal of the partial file.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> import numpy as np
+    >>> from vidmag import io
+    >>> with io.VideoWriter("clip.mp4", width=96, height=64, fps=Fraction(30)) as writer:
+    ...     for frame in np.zeros((10, 64, 96, 3), dtype=np.uint8):
+    ...         writer.write(frame)
+    >>> info = io.probe("clip.mp4")
+    >>> info.width, info.height, info.fps, info.n_frames
+    (96, 64, Fraction(30, 1), 10)
     """
 
     def __init__(
@@ -516,12 +651,29 @@ def check_destination(dst: str | bytes | os.PathLike, *, suffixes: tuple[str, ..
     suffixes : tuple of str or None
         Allowed file name endings (lower case, with the dot), or None for any.
 
+    Returns
+    -------
+    str
+        `dst` as an absolute path.
+
     Raises
     ------
     TypeError
         `dst` is not a path.
     FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError, ValueError
         With a message naming `dst` and what is wrong.
+
+    Examples
+    --------
+    >>> import os
+    >>> from vidmag import io
+    >>> io.check_destination("out.mp4", suffixes=(".mp4", ".mkv")) == os.path.abspath("out.mp4")
+    True
+    >>> try:
+    ...     io.check_destination("no-such-folder/out.mp4")
+    ... except FileNotFoundError:
+    ...     print("refused")
+    refused
     """
     given = as_path("dst", dst)
     path = os.path.abspath(given)
@@ -547,10 +699,29 @@ def check_not_source(src: str | bytes | os.PathLike, dst: str | bytes | os.PathL
     an existing `dst` is compared with `src` by device and inode (``os.stat``, which follows links); a
     `dst` that does not exist yet is compared by its resolved path.
 
+    Parameters
+    ----------
+    src : str, bytes or os.PathLike
+        The input file.
+    dst : str, bytes or os.PathLike
+        The output file to be written.
+
     Raises
     ------
     ValueError
         `dst` is `src`; the message names the output (``dst``, ``-o``/``--output`` on the command line).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from vidmag import io
+    >>> _ = Path("clip.mp4").write_bytes(b"")
+    >>> io.check_not_source("clip.mp4", "out.mp4")   # a different file: nothing to say
+    >>> try:
+    ...     io.check_not_source("clip.mp4", "./clip.mp4")
+    ... except ValueError:
+    ...     print("refused: the output is the input")
+    refused: the output is the input
     """
     src_path, dst_path = as_path("src", src), as_path("dst", dst)
     try:
@@ -577,6 +748,25 @@ def atomic_output(dst: str | os.PathLike) -> Iterator[str]:
     The temporary file lives in `dst`'s directory (so the final ``os.replace`` is atomic), is hidden and
     ends in ``.tmp`` plus `dst`'s suffix. An exception of any kind, KeyboardInterrupt included, removes it
     and leaves an existing `dst` untouched.
+
+    Parameters
+    ----------
+    dst : str or os.PathLike
+        The file to write in the end.
+
+    Yields
+    ------
+    str
+        The temporary path to write to.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from vidmag import io
+    >>> with io.atomic_output("result.txt") as tmp:
+    ...     _ = Path(tmp).write_text("done")
+    >>> Path("result.txt").read_text()
+    'done'
     """
     given = as_path("dst", dst)
     path = os.path.abspath(given)
