@@ -107,13 +107,12 @@ def laplacian_on_disk(plan: Plan, source: Source, workdir: str,
     for level in kept:
         values = int(np.prod(shapes[level]))
         step = max(1, _BLOCK_VALUES // T)
-        for c0 in range(0, values, step):
-            # a fresh map per block: the pages it touched leave the process's resident set with it
-            stack = np.memmap(paths[level], dtype=np.float64, mode="r+", shape=(T, values))
-            block = np.array(stack[:, c0:c0 + step])
-            stack[:, c0:c0 + step] = stages.ops.ideal_bandpass(block, p["fl"], p["fh"], plan.fs, mit=plan.mit)
-            stack.flush()
-            del stack
+        fd = os.open(paths[level], os.O_RDWR)
+        try:
+            for c0 in range(0, values, step):
+                _filter_block(fd, T, values, c0, min(step, values - c0), stages.ops, p, plan)
+        finally:
+            os.close(fd)
     start, done = 0, 0
     for group in groups_of(frames(), size, 1 if plan.mit else 0):  # the MIT code's one-frame lag
         batch = stages.upload(group)
@@ -131,6 +130,22 @@ def laplacian_on_disk(plan: Plan, source: Source, workdir: str,
                 progress(done)
         start += n
     saturation.warn(p["alpha"])
+
+
+def _filter_block(fd: int, T: int, values: int, c0: int, width: int, ops: Any, p: dict, plan: Plan) -> None:
+    """Band-pass the series of values ``c0 : c0 + width`` of a (T, values) float64 file, in place.
+
+    Read and written row by row with pread / pwrite rather than through a memory map: a map's pages stay in
+    the resident set while it is open (measured: 610 MB on baby.mp4 with a map per block, against a budget of
+    500 MB), explicit reads hold only the block.
+    """
+    row = width * 8
+    block = np.empty((T, width), dtype=np.float64)
+    for t in range(T):
+        block[t] = np.frombuffer(os.pread(fd, row, (t * values + c0) * 8), dtype=np.float64)
+    filtered = np.ascontiguousarray(ops.ideal_bandpass(block, p["fl"], p["fh"], plan.fs, mit=plan.mit))
+    for t in range(T):
+        os.pwrite(fd, filtered[t].tobytes(), (t * values + c0) * 8)
 
 
 def _take(path: str, shape: tuple[int, ...], start: int, n: int, gain: float, stages: Any) -> np.ndarray:
