@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from vidmag._cli_options import PIPELINE_OPTION_KEYS, UsageError, add_pipeline_options
+from vidmag.params import STREAMING_PIPELINES
 
 NAME = "live"
 
@@ -53,9 +54,10 @@ def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         NAME,
         help="magnify a camera, a stream or a file as it plays",
-        description="Magnify a live source frame by frame (a streaming pipeline: laplacian_butterworth or "
-        "laplacian_iir; the colour presets run in a streaming form), optionally recording the result, "
-        "serving it to a browser and reading the pulse. Ctrl-C stops it (a recording is finished, not lost).",
+        description="Magnify a live source frame by frame (a streaming pipeline: "
+        f"{', '.join(STREAMING_PIPELINES)}; the colour presets run in a streaming form), optionally "
+        "recording the result, serving it to a browser and reading the pulse. Ctrl-C stops it (a recording "
+        "is finished, not lost).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
