@@ -74,6 +74,13 @@ class DemoClip:
         Frequency (Hz) and amplitude (grey levels, red channel) of the colour pulse.
     vibration_hz, vibration_px : float
         Frequency (Hz) and amplitude (pixels) of the edge's vibration.
+
+    Examples
+    --------
+    >>> from vidmag import demo
+    >>> clip = demo.synthesise(seconds=5.0)
+    >>> clip.pulse_hz, clip.vibration_hz, clip.frames.dtype
+    (1.2, 2.0, dtype('uint8'))
     """
 
     frames: np.ndarray
@@ -131,6 +138,13 @@ def synthesise(
     ValueError
         A parameter is out of range: `seconds`, `fs` and the amplitudes must be > 0 (`noise` >= 0),
         the clip must have at least one frame, and the frame at least 16 x 32 pixels (patch and edge).
+
+    Examples
+    --------
+    >>> from vidmag import demo
+    >>> clip = demo.synthesise(seconds=5.0)
+    >>> clip.frames.shape, clip.fs, clip.pulse_hz
+    ((150, 120, 160, 3), 30.0, 1.2)
     """
     seconds, fs = _positive("seconds", seconds), _positive("fs", fs)
     height, width = check_integer("height", height), check_integer("width", width)
@@ -206,6 +220,13 @@ class PulseMeasurement:
         Frequency of the largest amplitude above 0.3 Hz, Hz.
     peak_amplitude : float
         Its amplitude, in the signal's unit.
+
+    Examples
+    --------
+    >>> from vidmag import demo
+    >>> clip = demo.synthesise(seconds=5.0)
+    >>> round(demo.measure_pulse(clip.frames, clip.patch, clip.fs).peak_hz, 2)   # the 1.2 Hz pulse
+    1.2
     """
 
     signal: np.ndarray
@@ -245,6 +266,13 @@ def measure_pulse(
     -------
     PulseMeasurement
         Amplitudes in grey levels.
+
+    Examples
+    --------
+    >>> from vidmag import demo
+    >>> clip = demo.synthesise(seconds=5.0)
+    >>> round(demo.measure_pulse(clip.frames, clip.patch, clip.fs).peak_hz, 2)   # the 1.2 Hz pulse
+    1.2
     """
     region = np.asarray(frames)[:, patch[0], patch[1], channel].astype(np.float64)
     return _peak(region.mean(axis=(1, 2)), fs)
@@ -270,6 +298,13 @@ def measure_edge_vibration(frames: np.ndarray, rows: slice, columns: slice, fs: 
     -------
     PulseMeasurement
         Amplitudes in pixels.
+
+    Examples
+    --------
+    >>> from vidmag import demo
+    >>> clip = demo.synthesise(seconds=5.0)
+    >>> round(demo.measure_edge_vibration(clip.frames, clip.edge_rows, clip.edge_columns, clip.fs).peak_hz, 2)
+    2.0
     """
     profiles = np.asarray(frames)[:, rows, columns, :].astype(np.float64).mean(axis=(1, 3))
     middle = (EDGE_DARK + EDGE_LIGHT) / 2
@@ -301,6 +336,13 @@ class DemoResult:
         The backend that magnified.
     seconds : float
         Wall-clock time of the two magnifications, s.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from vidmag import demo
+    >>> [field.name for field in dataclasses.fields(demo.DemoResult)][:3]   # what demo.run_demo returns
+    ['colour_video', 'motion_video', 'plot']
     """
 
     colour_video: str
@@ -441,6 +483,14 @@ def run_demo(
         `out_dir` (or a parent) is a file, or an output name in it is a directory.
     vidmag.backend.BackendUnavailableError
         The named backend cannot run here.
+
+    Examples
+    --------
+    >>> from vidmag import demo
+    >>> result = demo.run_demo("demo-output", seconds=demo.MIN_SECONDS, backend="cpu")
+    >>> before, after = result.pulse_before, result.pulse_after
+    >>> round(after.peak_hz, 2), after.peak_amplitude > 10 * before.peak_amplitude
+    (1.2, True)
     """
     from vidmag import magnify
     from vidmag.backend import select

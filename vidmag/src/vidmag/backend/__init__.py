@@ -45,6 +45,16 @@ def select(name: str = "auto"):
     BackendUnavailableError
         The named backend cannot run here, or "auto" reached a pinned backend that cannot; the message says
         why. Nothing falls back to another backend.
+
+    Examples
+    --------
+    >>> from vidmag.backend import select
+    >>> name, backend = select("cpu")
+    >>> name
+    'cpu'
+    >>> name, backend = select()   # "auto": the first backend in the table that can run here
+    >>> name in ("cuda", "metal", "opencl", "vulkan", "torch", "cpu")
+    True
     """
     if name == "auto":
         for candidate in names():
