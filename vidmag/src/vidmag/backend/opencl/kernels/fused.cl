@@ -229,3 +229,107 @@ __kernel void NAME(__global const float* image, __global const float* low,      
 
 LEVEL_UP(level_up, const int ky, ky, const int kx, kx)
 LEVEL_UP(level_up_k3, const int unused_ky, 3, const int unused_kx, 3)
+
+// level_up of the large levels in two launches, where arithmetic rather than launches bounds the time: the
+// expand along the width first, at the coarse height (widen2, one pixel per work item, of the low image and
+// the coarser signal together), then level_up8: the expand along the height, the band, the low-passes and
+// the collapse step on 8 consecutive values per work item (rows of w * 3 values, a multiple of 8: no work
+// item overlaps another, which the in-place state update needs). Mode bits as in level_up.
+// low, coarse (n, hl, wl, 3) -> wide_low, wide_coarse (n, hl, w, 3); work item (x, y_coarse, frame).
+#define WIDEN2(NAME, KX_DECL, KX)                                                                    \
+__kernel void NAME(__global const float* low, __global const float* coarse,                        \
+                   __global float* wide_low, __global float* wide_coarse,                           \
+                   __global const int* ix, __global const float* wx, KX_DECL,                       \
+                   const int wl, const int w, const int mode)                                       \
+{                                                                                                    \
+    const int x = get_global_id(0);                                                                  \
+    const long row = get_global_id(2) * get_global_size(1) + get_global_id(1);                       \
+    __global const float* a = low + row * (long)wl * 3;                                              \
+    __global const float* b = coarse + row * (long)wl * 3;                                           \
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, b0 = 0.0f, b1 = 0.0f, b2 = 0.0f;                          \
+    for (int t = 0; t < KX; ++t) {                                                                   \
+        const int i = ix[x * KX + t] * 3;                                                            \
+        const float wgt = wx[x * KX + t];                                                            \
+        if (mode & 1) {                                                                              \
+            a0 += wgt * a[i];                                                                        \
+            a1 += wgt * a[i + 1];                                                                    \
+            a2 += wgt * a[i + 2];                                                                    \
+        }                                                                                            \
+        if (mode & 2) {                                                                              \
+            b0 += wgt * b[i];                                                                        \
+            b1 += wgt * b[i + 1];                                                                    \
+            b2 += wgt * b[i + 2];                                                                    \
+        }                                                                                            \
+    }                                                                                                \
+    const long o = (row * w + x) * 3;                                                                \
+    if (mode & 1) {                                                                                  \
+        wide_low[o] = a0;                                                                            \
+        wide_low[o + 1] = a1;                                                                        \
+        wide_low[o + 2] = a2;                                                                        \
+    }                                                                                                \
+    if (mode & 2) {                                                                                  \
+        wide_coarse[o] = b0;                                                                         \
+        wide_coarse[o + 1] = b1;                                                                     \
+        wide_coarse[o + 2] = b2;                                                                     \
+    }                                                                                                \
+}
+
+WIDEN2(widen2, const int kx, kx)
+WIDEN2(widen2_k3, const int unused_kx, 3)
+
+// image, out (n, h, w3); wide_low, wide_coarse (n, hl, w3); states (h, w3); work item (x / 8, y).
+#define LEVEL_UP8(NAME, KY_DECL, KY)                                                                 \
+__kernel void NAME(__global const float* image, __global const float* wide_low,                    \
+                   __global const float* wide_coarse, __global float* out,                          \
+                   __global float* s1, __global float* s2, __global float* xp,                      \
+                   __global const int* iy, __global const float* wy, KY_DECL,                       \
+                   const int n, const int h, const int w3, const int hl, const int mode,            \
+                   const float c1_y, const float c1_x, const float c1_xp,                           \
+                   const float c2_y, const float c2_x, const float c2_xp, const float g)            \
+{                                                                                                    \
+    const int x0 = (int)get_global_id(0) * 8;                                                        \
+    const int y = get_global_id(1);                                                                  \
+    const long p = (long)y * w3 + x0;                                                                \
+    const long plane = (long)h * w3, coarse_plane = (long)hl * w3;                                   \
+    float8 a = (float8)(0.0f), b = (float8)(0.0f), q = (float8)(0.0f);                              \
+    if (mode & 1) {                                                                                  \
+        a = LD8(s1 + p, 0);                                                                          \
+        b = LD8(s2 + p, 0);                                                                          \
+        q = LD8(xp + p, 0);                                                                          \
+    }                                                                                                \
+    for (long f = 0; f < n; ++f) {                                                                   \
+        float8 v = (float8)(0.0f);                                                                   \
+        if (mode & 1) {                                                                              \
+            float8 e = (float8)(0.0f);                                                               \
+            for (int t = 0; t < KY; ++t)                                                             \
+                e += wy[y * KY + t] * LD8(wide_low + f * coarse_plane + (long)iy[y * KY + t] * w3 + x0, 0); \
+            const float8 d = LD8(image + f * plane + p, 0) - e;                                      \
+            if (mode & 4) {                                                                          \
+                a = d;                                                                               \
+                b = d;                                                                               \
+                q = d;                                                                               \
+            } else {                                                                                 \
+                a = c1_y * a + c1_x * d + c1_xp * q;                                                 \
+                b = c2_y * b + c2_x * d + c2_xp * q;                                                 \
+                q = d;                                                                               \
+                v = g * (a - b);                                                                     \
+            }                                                                                        \
+        }                                                                                            \
+        if (mode & 4) continue;                                                                      \
+        if (mode & 2) {                                                                              \
+            float8 e = (float8)(0.0f);                                                               \
+            for (int t = 0; t < KY; ++t)                                                             \
+                e += wy[y * KY + t] * LD8(wide_coarse + f * coarse_plane + (long)iy[y * KY + t] * w3 + x0, 0); \
+            v = v + e;                                                                               \
+        }                                                                                            \
+        ST8(v, out + f * plane + p, 0);                                                              \
+    }                                                                                                \
+    if (mode & 1) {                                                                                  \
+        ST8(a, s1 + p, 0);                                                                           \
+        ST8(b, s2 + p, 0);                                                                           \
+        ST8(q, xp + p, 0);                                                                           \
+    }                                                                                                \
+}
+
+LEVEL_UP8(level_up8, const int ky, ky)
+LEVEL_UP8(level_up8_k3, const int unused_ky, 3)

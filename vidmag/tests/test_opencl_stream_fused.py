@@ -1,0 +1,132 @@
+"""The opencl backend's streams over per-level fused kernels: few launches per pushed frame (counted, not
+timed), output within 1 of the NumPy reference, the stream equal to the whole-clip run, and
+``Stream.retune`` (the Magnifier's way to change parameters) exact for the gains."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vidmag
+from vidmag.backend.stages import kept_levels
+from vidmag.params import make_plan
+from vidmag.pipelines import open_stream
+
+from .conftest import synthetic_clip
+
+STREAMING = ("laplacian_butterworth", "laplacian_iir")
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Every kernel launch of pyopencl, counted (kernelkit's launches and the streams' own)."""
+    import pyopencl as cl
+
+    launches = [0]
+    enqueue = cl.enqueue_nd_range_kernel
+
+    def counting(*args, **kwargs):
+        launches[0] += 1
+        return enqueue(*args, **kwargs)
+
+    monkeypatch.setattr(cl, "enqueue_nd_range_kernel", counting)
+    return launches
+
+
+@pytest.mark.parametrize("pipeline", STREAMING)
+def test_a_pushed_frame_is_a_few_launches(pipeline, counted, synthetic_params, require_backend):
+    require_backend("opencl")
+    clip = synthetic_clip(T=6, H=120, W=160)
+    params = synthetic_params[pipeline]
+    plan = make_plan(pipeline, fs=30.0, compat=None, params=params, frame_shape=clip.shape[1:])
+    top = max(kept_levels(plan))
+    with open_stream(clip.shape[1:], fs=30.0, pipeline=pipeline, backend="opencl", **params) as stream:
+        stream.push(clip[0])
+        stream.push(clip[1])  # the launches of a frame are set up at its first push
+        counted[0] = 0
+        for frame in clip[2:]:
+            stream.push(frame)
+    per_frame = counted[0] / len(clip[2:])
+    # two launches to level 1, one per level down, one per level up (two for the large ones: here level 1,
+    # 80 x 60 pixels, is below that size), two for the output; the stages' path took about 7 per level
+    assert per_frame == 2 + top + top + 2
+
+
+def test_a_720p_frame_is_about_twenty_launches(counted, synthetic_params, require_backend):
+    require_backend("opencl")
+    from vidmag.backend.opencl.streaming import SPLIT_PIXELS
+
+    clip = synthetic_clip(T=3, H=720, W=1280)
+    params = synthetic_params["laplacian_iir"]
+    plan = make_plan("laplacian_iir", fs=30.0, compat=None, params=params, frame_shape=clip.shape[1:])
+    kept = kept_levels(plan)
+    split = sum(1 for lv in kept if plan.level_sizes[lv][0] * plan.level_sizes[lv][1] >= SPLIT_PIXELS)
+    with open_stream(clip.shape[1:], fs=30.0, pipeline="laplacian_iir", backend="opencl", **params) as s:
+        s.push(clip[0])
+        s.push(clip[1])
+        counted[0] = 0
+        s.push(clip[2])
+    assert counted[0] == 2 + max(kept) + len(kept) + split + 2
+    assert counted[0] <= 21  # the stages' path: 52
+
+
+@pytest.mark.parametrize("pipeline", STREAMING)
+def test_stream_within_one_of_the_reference_and_equal_to_the_whole_clip(pipeline, synthetic_params,
+                                                                         require_backend):
+    require_backend("opencl")
+    clip = synthetic_clip(T=10, H=96, W=136)  # level widths not all multiples of 8: both level kernels
+    params = synthetic_params[pipeline]
+    reference = vidmag.magnify(clip, fs=30.0, pipeline=pipeline, backend="cpu", **params)
+    whole = vidmag.magnify(clip, fs=30.0, pipeline=pipeline, backend="opencl", **params)
+    with open_stream(clip.shape[1:], fs=30.0, pipeline=pipeline, backend="opencl", **params) as stream:
+        single = np.stack([stream.push(frame) for frame in clip])
+    with open_stream(clip.shape[1:], fs=30.0, pipeline=pipeline, backend="opencl", **params) as stream:
+        mixed = np.concatenate([stream.push(clip[:3]), stream.push(clip[3:4]), stream.push(clip[4:])])
+    assert np.abs(whole.astype(np.int16) - reference).max() <= 1
+    np.testing.assert_array_equal(single, whole)
+    np.testing.assert_array_equal(mixed, whole)
+
+
+def test_large_levels_take_the_split_kernels_and_agree(synthetic_params, require_backend):
+    # 288 x 384: level 1 (144 x 192) and level 2 go up through widen2 + level_up8
+    require_backend("opencl")
+    clip = synthetic_clip(T=5, H=288, W=384)
+    params = synthetic_params["laplacian_iir"]
+    reference = vidmag.magnify(clip, fs=30.0, pipeline="laplacian_iir", backend="cpu", **params)
+    with open_stream(clip.shape[1:], fs=30.0, pipeline="laplacian_iir", backend="opencl", **params) as s:
+        got = np.stack([s.push(frame) for frame in clip])
+        names = {launch.kernel.function_name for launch in s._state._cache[(1, False)]}
+    assert {"widen2_k3", "level_up8_k3"} <= names
+    assert np.abs(got.astype(np.int16) - reference).max() <= 1
+
+
+@pytest.mark.parametrize("backend", ["cpu", "opencl"])
+def test_retune_of_the_gains_is_exact(backend, synthetic_params, require_backend):
+    require_backend(backend)
+    clip = synthetic_clip(T=10, H=48, W=64)
+    params = synthetic_params["laplacian_iir"]
+    changed = {**params, "alpha": 4.0, "chrom_attenuation": 0.2}
+    expected = vidmag.magnify(clip, fs=30.0, pipeline="laplacian_iir", backend=backend, **changed)
+    with open_stream(clip.shape[1:], fs=30.0, pipeline="laplacian_iir", backend=backend, **params) as s:
+        s.push(clip[:4])
+        plan = make_plan("laplacian_iir", fs=30.0, compat=None, params=changed, frame_shape=clip.shape[1:])
+        assert s.retune(plan) is True
+        assert s.plan is plan
+        got = s.push(clip[4:])
+    np.testing.assert_array_equal(got, expected[4:])
+
+
+def test_retune_refuses_what_the_state_cannot_carry(synthetic_params, require_backend):
+    require_backend("opencl")
+    clip = synthetic_clip(T=4, H=48, W=64)
+    params = synthetic_params["laplacian_iir"]
+    with open_stream(clip.shape[1:], fs=30.0, pipeline="laplacian_iir", backend="opencl",
+                     **{**params, "alpha": 0.0}) as s:
+        s.push(clip[:2])
+        raised = make_plan("laplacian_iir", fs=30.0, compat=None, params=params, frame_shape=clip.shape[1:])
+        assert s.retune(raised) is False  # a level with gain now, and no state for it
+        other = make_plan("laplacian_iir", fs=30.0, compat=None, params=params, frame_shape=(32, 48, 3))
+        assert s.retune(other) is False
+        assert s.plan.params["alpha"] == 0.0  # unchanged
+        s.push(clip[2:])
+    assert s.retune(raised) is False  # closed
