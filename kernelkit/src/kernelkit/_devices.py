@@ -16,7 +16,22 @@ RUNTIMES = ("cuda", "opencl", "metal", "vulkan")
 
 @dataclass(frozen=True)
 class RuntimeStatus:
-    """One row of :func:`devices`: a runtime and, when it cannot run here, why."""
+    """One row of :func:`devices`: a runtime and, when it cannot run here, why.
+
+    Parameters
+    ----------
+    name : str
+        ``"cuda"``, ``"opencl"``, ``"metal"`` or ``"vulkan"``.
+    reason : str or None
+        Why it cannot run here; None when it can.
+
+    Examples
+    --------
+    >>> from kernelkit import RuntimeStatus
+    >>> row = RuntimeStatus("metal", "Metal needs macOS (this is linux)")
+    >>> row.reason or "available"
+    'Metal needs macOS (this is linux)'
+    """
 
     name: str
     reason: str | None
@@ -51,5 +66,11 @@ def devices() -> list[RuntimeStatus]:
     -------
     list of RuntimeStatus
         ``name`` and ``reason`` (None when the runtime can run), in the order of :data:`RUNTIMES`.
+
+    Examples
+    --------
+    >>> import kernelkit
+    >>> [row.name for row in kernelkit.devices()]
+    ['cuda', 'opencl', 'metal', 'vulkan']
     """
     return [RuntimeStatus(name, _probe(name)) for name in RUNTIMES]

@@ -80,7 +80,25 @@ class UnsupportedError(ValueError):
 
 @dataclass(frozen=True)
 class Param:
-    """One kernel argument: a global-memory pointer (``pointer=True``) or a scalar passed by value."""
+    """One kernel argument: a global-memory pointer (``pointer=True``) or a scalar passed by value.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name in the source.
+    kind : str
+        Its scalar type: ``"int"``, ``"i64"``, ``"u32"``, ``"u64"``, ``"f16"``, ``"f32"`` or ``"f64"``.
+    pointer : bool
+        A pointer to global memory of that type (a buffer), rather than a scalar.
+    const : bool
+        A read-only pointer.
+
+    Examples
+    --------
+    >>> from kernelkit import Param
+    >>> Param("x", "f32", pointer=True, const=True)
+    Param(name='x', kind='f32', pointer=True, const=True)
+    """
 
     name: str
     #: element type by precision name (``"f16"``, ``"f32"``, ``"f64"``), ``"c32"`` / ``"c64"`` for complex
@@ -163,6 +181,15 @@ class Dialect:
     The ``*_fmt`` fields are ``str.format`` templates; the field names and the comments say which
     placeholders they take. A ``None`` spelling means the language has none (asking for it raises
     :class:`UnsupportedError`).
+
+    Examples
+    --------
+    >>> from kernelkit import DIALECTS
+    >>> opencl, cuda = DIALECTS["opencl"], DIALECTS["cuda"]
+    >>> opencl.global_index(0), opencl.literal(1.0, "f32")
+    ('(int)get_global_id(0)', '1.0f')
+    >>> cuda.name
+    'cuda'
     """
 
     name: str

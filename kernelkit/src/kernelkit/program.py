@@ -22,6 +22,22 @@ class KernelSignature:
     The parameters say how a launch binds its arguments: pointers are buffers (OpenCL / CUDA / Metal
     arguments, storage buffers in Vulkan), scalars are passed by value (push constants in Vulkan) and
     converted to the parameter's type (``int`` -> int32, ``i64`` -> int64, ``f32`` / ``f64``).
+
+    Parameters
+    ----------
+    name : str
+        The entry point's name in the source.
+    params : tuple of Param
+        Its parameters, in binding order.
+    block : tuple of int or None
+        A group size fixed in the source (GLSL's ``local_size``, CUDA's ``__launch_bounds__``), or None.
+
+    Examples
+    --------
+    >>> from kernelkit import KernelSignature, Param
+    >>> sig = KernelSignature("scale", (Param("x", "f32", pointer=True), Param("n", "int")))
+    >>> [p.name for p in sig.params]
+    ['x', 'n']
     """
 
     name: str
@@ -36,6 +52,29 @@ class Program:
 
     ``name`` names the program in dumps and error messages. Programs are values: equal programs compile to
     the same object, which is what the cache relies on.
+
+    Parameters
+    ----------
+    source : str
+        The program's text in ``dialect``'s language.
+    dialect : Dialect
+        Its language (one of :data:`kernelkit.DIALECTS`).
+    kernels : tuple of KernelSignature
+        The entry points it defines.
+    options : tuple of str
+        Compiler options (part of the cache key).
+    name : str
+        Its name in dumps and error messages.
+
+    Examples
+    --------
+    >>> from kernelkit import DIALECTS, KernelSignature, Param, Program
+    >>> source = ("__kernel void twice(__global float* x, const int n) {"
+    ...           " int i = get_global_id(0); if (i < n) x[i] *= 2; }")
+    >>> sig = KernelSignature("twice", (Param("x", "f32", pointer=True), Param("n", "int")))
+    >>> program = Program(source, DIALECTS["opencl"], (sig,), name="twice")
+    >>> program == Program(source, DIALECTS["opencl"], (sig,), name="twice")   # a value
+    True
     """
 
     source: str
@@ -105,6 +144,23 @@ class LaunchConfig:
     ``grid`` counts groups (CUDA's blocks, OpenCL's work groups, Metal's threadgroups, Vulkan's workgroups)
     along 1 to 3 axes; ``block`` is the threads of one group. The global size along an axis is
     ``grid * block``.
+
+    Parameters
+    ----------
+    grid : int or tuple of int
+        Groups along each of 1 to 3 axes.
+    block : int or tuple of int
+        Threads per group along each axis (no more axes than ``grid``).
+    shared_mem : int
+        Bytes of dynamic group-shared memory per group.
+
+    Examples
+    --------
+    >>> from kernelkit import LaunchConfig
+    >>> LaunchConfig(4, 256)              # 4 groups of 256 threads: 1024 threads in all
+    LaunchConfig(grid=4, block=256, shared_mem=0)
+    >>> LaunchConfig((8, 8), (16, 16)).grid
+    (8, 8)
     """
 
     grid: tuple[int, ...] | int

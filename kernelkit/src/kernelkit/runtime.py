@@ -29,7 +29,20 @@ from kernelkit.program import Kernel, LaunchConfig, ObjectCode, Program
 
 class ForkedProcessError(RuntimeError):
     """A runtime created in a parent process used in a child made by ``fork``: device contexts (CUDA's, PoCL's
-    threads, Metal's and Vulkan's queues) do not survive fork, and using one hangs or crashes."""
+    threads, Metal's and Vulkan's queues) do not survive fork, and using one hangs or crashes.
+
+    Parameters
+    ----------
+    name : str
+        The runtime (``"cuda"``, ``"opencl"``, ``"metal"``, ``"vulkan"``); the message names it and says to
+        start workers with the ``spawn`` method.
+
+    Examples
+    --------
+    >>> from kernelkit import ForkedProcessError
+    >>> str(ForkedProcessError("opencl")).startswith("kernelkit: this process was forked")
+    True
+    """
 
     def __init__(self, name: str) -> None:
         api = {"cuda": "CUDA", "opencl": "OpenCL", "metal": "Metal", "vulkan": "Vulkan"}.get(name, name)
