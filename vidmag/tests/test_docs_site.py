@@ -279,3 +279,18 @@ def test_site_builds_strict(tmp_path):
     # the reference pages rendered the docstrings (not just the page titles)
     page = (site / "reference" / "specux" / "spectrograms" / "index.html").read_text(encoding="utf-8")
     assert "n_fft" in page and "specux.stft" in page
+    # and the Sphinx roles of the docstrings came out as code, not as literal ":func:`...`" text
+    literal = [str(f.relative_to(site)) for f in (site / "reference").rglob("*.html")
+               if re.search(r":(func|class|meth|mod|data|attr):`", f.read_text(encoding="utf-8"))]
+    assert not literal, f"reference pages with Sphinx roles left as text: {literal}"
+
+
+def test_sphinx_roles_become_code():
+    path = ROOT / "docs" / "_griffe" / "sphinx_roles.py"
+    spec = importlib.util.spec_from_file_location("sphinx_roles", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.plain("See :func:`specux.stft` and :class:`~vidmag.io.VideoWriter`.") == (
+        "See `specux.stft` and `VideoWriter`."
+    )
+    assert module.plain("no roles, `code` stays") == "no roles, `code` stays"
