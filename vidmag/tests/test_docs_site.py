@@ -53,12 +53,12 @@ PUBLIC_MODULES = [
     "kernelkit",
 ]
 
-# Known gaps, as they were when this test was written: public names whose docstring lacks these sections.
-# Each entry is a debt, not a permission: the test fails when a name not listed here lacks a section, and
-# also when a listed section has been added (delete the entry then), so this table only shrinks. Many of the
-# names live in files other work was changing at the time (vidmag.params / pipelines / presets, specux's op
-# fronts), which is why they were not all filled in at once. kernelkit.Dialect's fifty fields are described by
-# comments in dialects.py rather than by a Parameters section.
+# Known gaps: public names whose docstring lacks these sections. Each entry is a debt, not a permission: the
+# test fails when a name not listed here lacks a section, and also when a listed section has been added
+# (delete the entry then), so this table only shrinks. What is left lives in modules other work was changing
+# while the docs were written (vidmag.pipelines / presets, backend.registry / generic / stream, many, pulse,
+# synthetic, evaluate); kernelkit.Dialect's fifty fields are described by comments in dialects.py rather
+# than by a Parameters section.
 KNOWN_GAPS: dict[str, set[str]] = {
     "vidmag.Preset": {"Examples"},
     "vidmag.SaturationWarning": {"Examples"},
