@@ -6,15 +6,20 @@ per level for the scan, two per level for the collapse); on a processor each lau
 millisecond whatever its size, which bounded a 720p stream near 14 frames/s. Here a batch of frames is:
 
 - two launches for level 0 -> 1, from the bytes (the vectorised tap maps of ``resample.cl``, as before);
-- one launch per level further down (``reduce2d`` of ``fused.cl``: both axes in one gather);
-- one launch per level on the way up (``level_up``: the band, both low-passes, the gain and the collapse
-  step in one pass, the state updated in place);
+- one launch per level further down (``reduce2d`` of ``fused.cl``: both axes in one gather), down to the
+  small levels (at most :data:`TAIL_PIXELS` pixels each), which go down and back up in one launch of one
+  work group (``tail_levels``, a barrier between levels);
+- on the way up, one launch per level (``level_up``: the band, both low-passes, the gain and the collapse
+  step in one pass, the state updated in place), two for the large levels (:data:`SPLIT_PIXELS`), where
+  the arithmetic matters more than a launch (``widen2`` along the width at the coarse height, then
+  ``level_up8`` on 8 values per work item);
 - two launches for the output (widen the level-1 signal, then ``output_cols8``: expand along the height, add,
   colour back, MIT output handling, bytes).
 
-That is ``2 * top + 4`` launches for a batch whose top kept level is ``top`` (18 for 720p), with one copy of
-the frames to the device and one of the output back. The kernels, their arguments and the buffers are set up
-once per plan and batch size and reused push after push, so a push is little more than the enqueues.
+That is 14 launches for a 720p frame (52 through the stages), with the frames read where they lie in host
+memory and the output written straight into a host array where the device shares the host's memory (PoCL),
+else one copy each way. The kernels, their arguments and the buffers are set up once per plan and batch size
+and reused push after push, so a push is little more than the enqueues.
 
 The whole-clip run of the streaming pipelines on this backend runs this state too (batch after batch), and
 each frame is computed the same way whatever the batch, so a stream equals the whole-clip run bitwise.
@@ -40,6 +45,13 @@ __all__ = ["FusedFilterState"]
 #: there the arithmetic outweighs a launch. Measured at 720p with PoCL on 2 cores: level 1 (640 x 360) took
 #: 4.2 ms in one scalar launch.
 SPLIT_PIXELS = 96 * 96
+
+#: Levels of at most this many pixels go down and up together in one launch of one work group
+#: (``tail_levels``): there a launch costs far more than the arithmetic.
+TAIL_PIXELS = 64 * 64
+
+#: Alignment of the states' sub-buffers in bytes (at least any device's CL_DEVICE_MEM_BASE_ADDR_ALIGN).
+_ALIGN = 4096
 
 #: mode bits of ``level_up`` (fused.cl)
 _BAND, _COARSER, _START = 1, 2, 4
@@ -84,6 +96,7 @@ class FusedFilterState(FilterState):
         self._tables: dict[Any, Any] = {}
         self._cache: dict[tuple, list[_Launch]] = {}  # (plan identity, frames, start?) -> the launches
         self._planned: Plan | None = None
+        self._packed_states: Any = None
 
     # --- set-up ---------------------------------------------------------------------------------------
     def _buffer(self, key: Any, nbytes: int) -> Any:
@@ -115,12 +128,95 @@ class FusedFilterState(FilterState):
         kernel.set_args(*args)
         return _Launch(kernel, tuple(config.global_size), tuple(config.local_size))
 
-    def _states_for(self, level: int, size: tuple[int, int]) -> tuple[Any, Any, Any]:
-        state = self.states.get(level) if self.states else None
-        if state is None:
-            nbytes = size[0] * size[1] * 3 * 4
-            state = tuple(cl.Buffer(self.rt.context, cl.mem_flags.READ_WRITE, size=nbytes) for _ in range(3))
-        return state
+    def _start_states(self) -> dict[int, tuple]:
+        """Every kept level's state (two low-passes and the previous band, (h, w, 3) each) in one buffer, at
+        aligned offsets: the tail kernel reads them through one argument, the per-level kernels through
+        sub-buffers. Values per level: (s1, s2, xp, offset in floats)."""
+        sizes = self.plan.level_sizes
+        offsets, total = {}, 0
+        for level in self.kept:
+            offsets[level] = total
+            total += 3 * self._stride(sizes[level])
+        packed = cl.Buffer(self.rt.context, cl.mem_flags.READ_WRITE, size=max(total * 4, 4))
+        states: dict[int, tuple] = {}
+        for level, offset in offsets.items():
+            stride, nbytes = self._stride(sizes[level]), 3 * sizes[level][0] * sizes[level][1] * 4
+            parts = tuple(packed.get_sub_region((offset + i * stride) * 4, nbytes) for i in range(3))
+            states[level] = (*parts, offset)
+        self._packed_states = packed
+        return states
+
+    @staticmethod
+    def _stride(size: tuple[int, int]) -> int:
+        """Floats from one of a level's three states to the next (its size, aligned)."""
+        align = _ALIGN // 4
+        return -(-3 * size[0] * size[1] // align) * align
+
+    def _tail_start(self) -> int | None:
+        """The first level of the tail kernel (``tail_levels``): the levels from it to the top kept one are
+        all small, with the usual tap counts, and at least two; None when there is no such tail."""
+        sizes, top = self.plan.level_sizes, max(self.kept)
+        first = None
+        for level in range(top, 0, -1):
+            h, w = sizes[level]
+            (hl, wl) = sizes[level + 1]
+            if h * w > TAIL_PIXELS or spatial_taps.reduce(h, "laplacian").index.shape[1] != 5 \
+                    or spatial_taps.reduce(w, "laplacian").index.shape[1] != 5 \
+                    or spatial_taps.expand(hl, h).index.shape[1] != 3 \
+                    or spatial_taps.expand(wl, w).index.shape[1] != 3:
+                break
+            first = level
+        return first if first is not None and top - first >= 1 else None
+
+    def _tail(self, first: int, n: int, start: bool, image: Any, signal: Any,
+              coefficients: list) -> _Launch:
+        """The launch of ``tail_levels`` over levels ``first`` .. top (see fused.cl for ``meta``)."""
+        plan, sizes, top = self.plan, self.plan.level_sizes, max(self.kept)
+        count = top - first + 1
+        meta = np.zeros((count + 1, 12), np.int32)
+        indices: list[np.ndarray] = []
+        weights: list[np.ndarray] = []
+        used = 0
+
+        def table(taps: spatial_taps.Taps) -> int:
+            nonlocal used
+            start_at = used
+            indices.append(taps.index.ravel())
+            weights.append(taps.weight.ravel())
+            used += taps.index.size
+            return start_at
+
+        floats = 0
+        for j in range(count + 1):
+            level = first + j
+            h, w = sizes[level]
+            meta[j, 0:2] = h, w
+            if j > 0:
+                meta[j, 2] = floats  # its image, in the scratch
+                floats += h * w * 3
+                if j < count:
+                    meta[j, 3] = floats  # its signal
+                    floats += h * w * 3
+            if j < count:
+                (hl, wl) = sizes[level + 1]
+                meta[j, 4] = self.states[level][3] if level in self.kept else 0
+                meta[j, 5] = level in self.kept
+                meta[j, 6] = table(spatial_taps.reduce(h, "laplacian"))
+                meta[j, 7] = table(spatial_taps.reduce(w, "laplacian"))
+                meta[j, 8] = table(spatial_taps.expand(hl, h))
+                meta[j, 9] = table(spatial_taps.expand(wl, w))
+                meta[j, 10] = level
+                meta[j, 11] = self._stride((h, w))
+        scratch = self._buffer(("tail", first), floats * 4)
+        shared = self.rt.kernel("fused", "tail_levels")
+        group = min(256, self.rt.runtime.group_limit(shared))
+        kernel = cl.Kernel(shared.handle.program, shared.handle.function_name)
+        kernel.set_args(image, signal, scratch, self._packed_states, self._table(meta, np.int32),
+                        self._table(np.concatenate(indices), np.int32),
+                        self._table(np.concatenate(weights), np.float32),
+                        self._table(np.asarray(plan.gains, np.float64), np.float32), np.int32(n),
+                        np.int32(count), np.int32(_START if start else 0), *coefficients)
+        return _Launch(kernel, (group,), (group,))
 
     def _build(self, n: int, start: bool) -> list[_Launch]:
         """The launches of a batch of ``n`` frames (``start``: frame 0 alone, which starts the states)."""
@@ -153,8 +249,9 @@ class FusedFilterState(FilterState):
         ix, wx, kx = self._taps(taps)
         out.append(self._launch("resample", sized_kernel("resample_rows_f32", int(kx)), (w1, n * h1),
                                 rows0, image[1], ix, wx, kx, np.int32(W), np.int32(w1)))
-        # further down: one launch per level
-        for level in range(1, top + 1):
+        # further down: one launch per level, down to the tail's first level (or to the top)
+        tail = self._tail_start()
+        for level in range(1, top + 1 if tail is None else tail):
             (h, w), (ho, wo) = sizes[level], sizes[level + 1]
             iy, wy, ky = self._taps(spatial_taps.reduce(h, "laplacian"))
             ix, wx, kx = self._taps(spatial_taps.reduce(w, "laplacian"))
@@ -162,10 +259,12 @@ class FusedFilterState(FilterState):
             out.append(self._launch("fused", name, (wo, ho, n), image[level], image[level + 1],
                                     iy, wy, ky, ix, wx, kx, np.int32(h), np.int32(w), np.int32(ho),
                                     np.int32(wo)))
-        # the way up: one launch per level, coarsest first
+        # the way up: the tail in one launch, then one launch per level (two for the large ones)
         c1, c2 = self.filter.coefficients()
         coefficients = [np.float32(c) for c in (*c1, *c2)]
-        for level in range(top, 0, -1):
+        if tail is not None:
+            out.append(self._tail(tail, n, start, image[tail], signal[tail], coefficients))
+        for level in range(top if tail is None else tail - 1, 0, -1):
             has_band = level in kept
             if start and not has_band:
                 continue
@@ -173,7 +272,7 @@ class FusedFilterState(FilterState):
             mode = (_BAND if has_band else 0) | (_COARSER if level < top and not start else 0)
             mode |= _START if start else 0
             if has_band:
-                s1, s2, xp = self.states[level]
+                s1, s2, xp, _ = self.states[level]
             else:
                 s1 = s2 = xp = signal[level]  # not read
             iy, wy, ky = self._taps(spatial_taps.expand(hl, h))
@@ -239,8 +338,7 @@ class FusedFilterState(FilterState):
         if self.states is None:
             first = [np.ascontiguousarray(group[0], dtype=np.uint8)]
             self.consistent = False
-            sizes = self.plan.level_sizes
-            self.states = {level: self._states_for(level, sizes[level]) for level in self.kept}
+            self.states = self._start_states()
             self._run(first, self._launches(1, True), download=False)
             out.append(np.array(group[0], dtype=np.uint8)[None])  # frame 0: its input bytes
             self.consistent = True

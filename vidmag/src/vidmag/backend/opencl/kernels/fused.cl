@@ -333,3 +333,143 @@ __kernel void NAME(__global const float* image, __global const float* wide_low, 
 
 LEVEL_UP8(level_up8, const int ky, ky)
 LEVEL_UP8(level_up8_k3, const int unused_ky, 3)
+
+// The small levels of a pyramid in one launch of one work group: below some thousands of pixels a level's
+// arithmetic is far less than a launch costs, so the levels from `first` up to the top kept level go down
+// (reduce2d's sums) and back up (level_up's) inside one kernel, a barrier between two levels, frame after
+// frame. image_s (n, h, w, 3) is level `first` (from the launch before); signal_s (n, h, w, 3) gets its
+// collapsed signal (for the launch after). The other levels' images and signals live in `scratch`, their
+// states in `states` (s1, s2, xp one after another), at the offsets of `meta`, 12 ints per level j = 0 ..
+// count (level first + j; the last, count, is the image below the top only):
+//   h, w, image offset, signal offset, state offset, has band, reduce iy, reduce ix (taps to j + 1, 5 each),
+//   expand iy, expand ix (taps from j + 1, 3 each), gain index, floats from one state to the next.
+// Tap indices in ti, weights in tw, at the same offsets. mode bit 4 (start, n = 1): the states take the bands
+// of frame 0 and no signal is written.
+#define META(j, i) meta[(j) * 12 + (i)]
+
+__kernel void tail_levels(__global const float* image_s, __global float* signal_s,
+                          __global float* scratch, __global float* states,
+                          __global const int* meta, __global const int* ti, __global const float* tw,
+                          __global const float* gains, const int n, const int count, const int mode,
+                          const float c1_y, const float c1_x, const float c1_xp,
+                          const float c2_y, const float c2_x, const float c2_xp)
+{
+    const int lid = get_local_id(0);
+    const int size = get_local_size(0);
+    const long plane_s = (long)META(0, 0) * META(0, 1) * 3;
+    for (int f = 0; f < n; ++f) {
+        // down: level j -> j + 1
+        for (int j = 0; j < count; ++j) {
+            const int h = META(j, 0), w = META(j, 1), ho = META(j + 1, 0), wo = META(j + 1, 1);
+            __global const float* src = j == 0 ? image_s + f * plane_s : scratch + META(j, 2);
+            __global float* dst = scratch + META(j + 1, 2);
+            const int ry = META(j, 6), rx = META(j, 7);
+            for (int i = lid; i < ho * wo; i += size) {
+                const int y = i / wo, x = i - y * wo;
+                float a = 0.0f, b = 0.0f, c = 0.0f;
+                for (int ty = 0; ty < 5; ++ty) {
+                    __global const float* line = src + (long)ti[ry + y * 5 + ty] * w * 3;
+                    float ra = 0.0f, rb = 0.0f, rc = 0.0f;
+                    for (int tx = 0; tx < 5; ++tx) {
+                        const int k = ti[rx + x * 5 + tx] * 3;
+                        const float wgt = tw[rx + x * 5 + tx];
+                        ra += wgt * line[k];
+                        rb += wgt * line[k + 1];
+                        rc += wgt * line[k + 2];
+                    }
+                    const float wgt = tw[ry + y * 5 + ty];
+                    a += wgt * ra;
+                    b += wgt * rb;
+                    c += wgt * rc;
+                }
+                __global float* o = dst + (long)i * 3;
+                o[0] = a;
+                o[1] = b;
+                o[2] = c;
+            }
+            barrier(CLK_GLOBAL_MEM_FENCE);
+        }
+        // up: level j from the top (count - 1) to 0
+        for (int j = count - 1; j >= 0; --j) {
+            const int h = META(j, 0), w = META(j, 1), hl = META(j + 1, 0), wl = META(j + 1, 1);
+            const int band = META(j, 5), coarser = j < count - 1 && !(mode & 4);
+            __global const float* image = j == 0 ? image_s + f * plane_s : scratch + META(j, 2);
+            __global const float* low = scratch + META(j + 1, 2);
+            __global const float* coarse = scratch + META(j + 1, 3);
+            __global float* out = j == 0 ? signal_s + f * plane_s : scratch + META(j, 3);
+            __global float* s1 = states + META(j, 4);
+            __global float* s2 = s1 + META(j, 11);
+            __global float* xp = s2 + META(j, 11);
+            const int ey = META(j, 8), ex = META(j, 9);
+            const float g = gains[META(j, 10)];
+            for (int i = lid; i < h * w; i += size) {
+                const int y = i / w, x = i - y * w;
+                const long p = (long)i * 3;
+                float v0 = 0.0f, v1 = 0.0f, v2 = 0.0f;
+                if (band) {
+                    float e0 = 0.0f, e1 = 0.0f, e2 = 0.0f;
+                    for (int ty = 0; ty < 3; ++ty) {
+                        __global const float* line = low + (long)ti[ey + y * 3 + ty] * wl * 3;
+                        float ra = 0.0f, rb = 0.0f, rc = 0.0f;
+                        for (int tx = 0; tx < 3; ++tx) {
+                            const int k = ti[ex + x * 3 + tx] * 3;
+                            const float wgt = tw[ex + x * 3 + tx];
+                            ra += wgt * line[k];
+                            rb += wgt * line[k + 1];
+                            rc += wgt * line[k + 2];
+                        }
+                        const float wgt = tw[ey + y * 3 + ty];
+                        e0 += wgt * ra;
+                        e1 += wgt * rb;
+                        e2 += wgt * rc;
+                    }
+                    const float d0 = image[p] - e0, d1 = image[p + 1] - e1, d2 = image[p + 2] - e2;
+                    if (mode & 4) {
+                        s1[p] = s2[p] = xp[p] = d0;
+                        s1[p + 1] = s2[p + 1] = xp[p + 1] = d1;
+                        s1[p + 2] = s2[p + 2] = xp[p + 2] = d2;
+                    } else {
+                        const float a0 = c1_y * s1[p] + c1_x * d0 + c1_xp * xp[p];
+                        const float a1 = c1_y * s1[p + 1] + c1_x * d1 + c1_xp * xp[p + 1];
+                        const float a2 = c1_y * s1[p + 2] + c1_x * d2 + c1_xp * xp[p + 2];
+                        const float b0 = c2_y * s2[p] + c2_x * d0 + c2_xp * xp[p];
+                        const float b1 = c2_y * s2[p + 1] + c2_x * d1 + c2_xp * xp[p + 1];
+                        const float b2 = c2_y * s2[p + 2] + c2_x * d2 + c2_xp * xp[p + 2];
+                        s1[p] = a0; s1[p + 1] = a1; s1[p + 2] = a2;
+                        s2[p] = b0; s2[p + 1] = b1; s2[p + 2] = b2;
+                        xp[p] = d0; xp[p + 1] = d1; xp[p + 2] = d2;
+                        v0 = g * (a0 - b0);
+                        v1 = g * (a1 - b1);
+                        v2 = g * (a2 - b2);
+                    }
+                }
+                if (mode & 4) continue;
+                if (coarser) {
+                    float e0 = 0.0f, e1 = 0.0f, e2 = 0.0f;
+                    for (int ty = 0; ty < 3; ++ty) {
+                        __global const float* line = coarse + (long)ti[ey + y * 3 + ty] * wl * 3;
+                        float ra = 0.0f, rb = 0.0f, rc = 0.0f;
+                        for (int tx = 0; tx < 3; ++tx) {
+                            const int k = ti[ex + x * 3 + tx] * 3;
+                            const float wgt = tw[ex + x * 3 + tx];
+                            ra += wgt * line[k];
+                            rb += wgt * line[k + 1];
+                            rc += wgt * line[k + 2];
+                        }
+                        const float wgt = tw[ey + y * 3 + ty];
+                        e0 += wgt * ra;
+                        e1 += wgt * rb;
+                        e2 += wgt * rc;
+                    }
+                    v0 = v0 + e0;
+                    v1 = v1 + e1;
+                    v2 = v2 + e2;
+                }
+                out[p] = v0;
+                out[p + 1] = v1;
+                out[p + 2] = v2;
+            }
+            barrier(CLK_GLOBAL_MEM_FENCE);
+        }
+    }
+}
