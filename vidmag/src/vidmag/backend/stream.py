@@ -89,7 +89,20 @@ class Stream:
     """A streaming pipeline running on one backend: ``push`` frames in, get as many magnified frames out.
 
     Made by ``backend.open(plan)`` (or :func:`vidmag.pipelines.open_stream`). Use it as a context manager, or
-    call :meth:`close` when done.
+    call :meth:`close` when done; :meth:`retune` changes its parameters between pushes.
+
+    Parameters
+    ----------
+    stages : PrimitiveStages or FusedStages
+    plan : Plan
+        A streaming pipeline's plan.
+    name : str
+        The backend's name (for messages).
+    synchronize : callable or None
+        Waits for the device; called before a failed push lets go of its buffers, and at :meth:`close`.
+    state : FilterState, optional
+        The filter state and the step that advances it, for a backend that runs the stages its own way
+        (the opencl backend's per-level kernels); by default ``FilterState(stages, plan)``.
 
     Attributes
     ----------
