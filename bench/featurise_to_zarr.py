@@ -113,7 +113,8 @@ def featurise(
     chunk_seconds: float = 10.0,
     on_file_done: Any = None,
 ) -> list[str]:
-    """Featurise ``paths`` into the Zarr ``store``; return the names (file stems) computed by this call.
+    """Featurise ``paths`` into the Zarr ``store``; return the names (file stems) computed by this call, in
+    the order they were completed.
 
     Parameters
     ----------
@@ -163,11 +164,9 @@ def featurise(
     from dask.distributed import as_completed
 
     if __name__ != "__main__":
-        # this file is no installed module: its task functions travel by value, so that the workers of an
-        # existing cluster need only specux (and zarr), not this script on their path
-        import cloudpickle
-
-        cloudpickle.register_pickle_by_value(sys.modules[__name__])
+        # this file is no installed module: the workers get a copy (of an existing cluster too), so that they
+        # need only specux and zarr installed (run as a script, its functions travel by value anyway)
+        client.upload_file(__file__)
     futures = {
         client.compute(dask.delayed(list)(writes)): (name, sr, path) for name, sr, path, writes in todo
     }

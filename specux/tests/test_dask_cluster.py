@@ -85,10 +85,8 @@ def test_featurise_survives_a_killed_worker_and_resumes(client, audio_dir, tmp_p
     paths = sorted(audio_dir.glob("*.wav"))
     store = tmp_path / "features.zarr"
     # a first job stopped after two files (as if killed): a rerun does the rest, and only the rest
-    assert fz.featurise(paths[:2], store, client=client, params=PARAMS, chunk_seconds=0.4) == [
-        "clip0",
-        "clip1",
-    ]
+    first = fz.featurise(paths[:2], store, client=client, params=PARAMS, chunk_seconds=0.4)
+    assert sorted(first) == ["clip0", "clip1"]  # in the order they finish
     killed = []
 
     def kill_a_worker(name):
