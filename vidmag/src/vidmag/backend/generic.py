@@ -33,7 +33,28 @@ Pipeline = Callable[[Any, Plan, Groups], Iterator[Any]]
 
 
 def groups_of(frames: Iterable[np.ndarray], size: int, skip: int = 0) -> Iterator[list[np.ndarray]]:
-    """Consecutive frames in lists of at most ``size``, after dropping the first ``skip``."""
+    """Consecutive frames in lists of at most ``size``, after dropping the first ``skip``.
+
+    Parameters
+    ----------
+    frames : iterable
+        The frames, read one at a time.
+    size : int
+        Most frames per list.
+    skip : int
+        Frames dropped from the start.
+
+    Yields
+    ------
+    list
+        Up to ``size`` consecutive frames; only the last list may be shorter.
+
+    Examples
+    --------
+    >>> from vidmag.backend import generic
+    >>> [len(group) for group in generic.groups_of(range(10), 4, skip=1)]
+    [4, 4, 1]
+    """
     group: list[np.ndarray] = []
     for i, frame in enumerate(frames):
         if i < skip:
@@ -134,6 +155,14 @@ class Backend:
         The fused tier, when the backend has one: the pipelines then run over it.
     stages : PrimitiveStages or FusedStages
         What the pipelines run over.
+
+    Examples
+    --------
+    >>> from vidmag.backend import generic
+    >>> from vidmag.backend.numpy import NumpyOperations
+    >>> backend = generic.bind(NumpyOperations(), name="mine")
+    >>> backend.name, backend.fused is None
+    ('mine', True)
     """
 
     def __init__(
@@ -265,6 +294,14 @@ def bind(
         ``operations`` lacks a primitive, or ``fused`` an operation of the fused tier (named).
     ValueError
         ``overrides`` names a pipeline that does not exist.
+
+    Examples
+    --------
+    >>> from vidmag.backend import generic
+    >>> from vidmag.backend.numpy import NumpyOperations
+    >>> backend = generic.bind(NumpyOperations(), name="mine")
+    >>> backend.name, backend.fused is None
+    ('mine', True)
     """
     missing = _missing(operations, PRIMITIVES)
     if missing:

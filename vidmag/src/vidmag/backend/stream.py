@@ -24,7 +24,28 @@ __all__ = ["FilterState", "Stream", "refuse_stream"]
 
 
 def refuse_stream(plan: Plan) -> ValueError:
-    """The error for a pipeline that cannot stream (the ideal ones), naming it and saying why."""
+    """The error for a pipeline that cannot stream (the ideal ones), naming it and saying why.
+
+    Parameters
+    ----------
+    plan : Plan
+        The plan of the pipeline that was asked to stream.
+
+    Returns
+    -------
+    ValueError
+        For the caller to raise.
+
+    Examples
+    --------
+    >>> import vidmag
+    >>> try:   # the ideal band-pass needs the whole clip: no stream
+    ...     vidmag.open_stream((64, 96, 3), fs=30, pipeline="gaussian_ideal", backend="cpu",
+    ...                        alpha=10, level=2, fl=0.8, fh=1.0, chrom_attenuation=1)
+    ... except ValueError:
+    ...     print("refused")
+    refused
+    """
     return ValueError(
         f"{plan.pipeline} cannot stream: its ideal band-pass filters each pixel's series over the whole clip "
         "(an FFT along time), so no output frame exists before the last input frame has arrived; for a live "
@@ -39,7 +60,9 @@ class FilterState:
     ``push(group)`` takes consecutive frames, either a list of host uint8 (H, W, 3) frames or a uint8 batch
     in the stages' own array type, and returns the output batches for them, in order: frame 0 of the stream
     starts every filter state and comes out as its own input bytes (as the MIT code writes it); every later
-    frame is magnified. Parameters
+    frame is magnified.
+
+    Parameters
     ----------
     stages : PrimitiveStages or FusedStages
     plan : Plan
@@ -119,6 +142,18 @@ class Stream:
     run. Under ``compat="mit"`` a stream computes what the MIT code computes for each frame (its colour
     matrix, its Butterworth cut-offs); the MIT code's habit of leaving the last 10 frames of a file unread
     belongs to a finished clip, which a stream does not have.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import vidmag
+    >>> frames = np.full((4, 64, 96, 3), 128, dtype=np.uint8)
+    >>> with vidmag.open_stream((64, 96, 3), fs=30, pipeline="laplacian_iir", backend="cpu",
+    ...                         alpha=10, lambda_c=16, r1=0.4, r2=0.05, chrom_attenuation=0.1) as stream:
+    ...     out = stream.push(frames)
+    ...     pushed = stream.frames_pushed
+    >>> out.shape, pushed
+    ((4, 64, 96, 3), 4)
     """
 
     def __init__(self, stages: Any, plan: Plan, *, name: str, synchronize: Callable[[], None] | None,
