@@ -6,7 +6,8 @@ per level for the scan, two per level for the collapse); on a processor each lau
 millisecond whatever its size, which bounded a 720p stream near 14 frames/s. Here a batch of frames is:
 
 - two launches for level 0 -> 1, from the bytes (the vectorised tap maps of ``resample.cl``, as before);
-- one launch per level further down (``reduce2d`` of ``fused.cl``: both axes in one gather), down to the
+- one launch per level further down (``reduce2d`` of ``fused.cl``: both axes in one gather; two for the
+  large levels, :data:`SPLIT_REDUCE_PIXELS`: the width, then the height vectorised), down to the
   small levels (at most :data:`TAIL_PIXELS` pixels each), which go down and back up in one launch of one
   work group (``tail_levels``, a barrier between levels);
 - on the way up, one launch per level (``level_up``: the band, both low-passes, the gain and the collapse
@@ -16,7 +17,7 @@ millisecond whatever its size, which bounded a 720p stream near 14 frames/s. Her
 - two launches for the output (widen the level-1 signal, then ``output_cols8``: expand along the height, add,
   colour back, MIT output handling, bytes).
 
-That is 14 launches for a 720p frame (52 through the stages), with the frames read where they lie in host
+That is 15 launches for a 720p frame (52 through the stages), with the frames read where they lie in host
 memory and the output written straight into a host array where the device shares the host's memory (PoCL),
 else one copy each way. The kernels, their arguments and the buffers are set up once per plan and batch size
 and reused push after push, so a push is little more than the enqueues.
@@ -45,6 +46,10 @@ __all__ = ["FusedFilterState"]
 #: there the arithmetic outweighs a launch. Measured at 720p with PoCL on 2 cores: level 1 (640 x 360) took
 #: 4.2 ms in one scalar launch.
 SPLIT_PIXELS = 96 * 96
+
+#: Levels of at least this many pixels are reduced in two launches (the width, then the height on 8 values
+#: per work item) rather than in one scalar ``reduce2d``: 720p level 1 (640 x 360) took 0.9 ms in reduce2d.
+SPLIT_REDUCE_PIXELS = 256 * 256
 
 #: Levels of at most this many pixels go down and up together in one launch of one work group
 #: (``tail_levels``): there a launch costs far more than the arithmetic.
@@ -255,6 +260,16 @@ class FusedFilterState(FilterState):
             (h, w), (ho, wo) = sizes[level], sizes[level + 1]
             iy, wy, ky = self._taps(spatial_taps.reduce(h, "laplacian"))
             ix, wx, kx = self._taps(spatial_taps.reduce(w, "laplacian"))
+            if h * w >= SPLIT_REDUCE_PIXELS and wo * 3 >= 8:
+                # a large level: along the width (one pixel per work item), then the height, 8 values per
+                # work item (the vectorised kernel of resample.cl), as FusedStages.bands does
+                rows = self._buffer(("rows", level), cap * h * wo * 3 * f32)
+                out.append(self._launch("resample", sized_kernel("resample_rows_f32", int(kx)), (wo, n * h),
+                                        image[level], rows, ix, wx, kx, np.int32(w), np.int32(wo)))
+                out.append(self._launch("resample", sized_kernel("cols8_f32", int(ky)),
+                                        (-(-wo * 3 // 8), ho, n), rows, image[level + 1], image[level + 1],
+                                        iy, wy, ky, np.int32(h), np.int32(ho), np.int32(wo * 3), np.int32(0)))
+                continue
             name = "reduce2d_k5" if ky == 5 and kx == 5 else "reduce2d"
             out.append(self._launch("fused", name, (wo, ho, n), image[level], image[level + 1],
                                     iy, wy, ky, ix, wx, kx, np.int32(h), np.int32(w), np.int32(ho),
