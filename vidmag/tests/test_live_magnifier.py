@@ -212,3 +212,15 @@ def test_streams_without_a_filter_state_to_keep_restart_on_a_change(clip):
         got = _feed(magnifier, clip[4:8])
     expected = vidmag.magnify(clip[4:8], fs=30.0, pipeline=preset.pipeline, backend="cpu", **changed)
     _within_one(got, expected)
+
+
+def test_auto_picks_a_backend_that_runs_a_phase_pipeline(clip):
+    # "auto" is chosen per pipeline: the first backend overall (opencl here) does not run the Riesz ones
+    preset = next(p for p in vidmag.PRESETS.values() if p.pipeline in vidmag.params.PHASE_PIPELINES
+                  and p.pipeline in vidmag.params.STREAMING_PIPELINES)
+    with Magnifier(preset=preset.name, fs=30.0) as magnifier:
+        assert magnifier.backend in vidmag.params.PHASE_BACKENDS[preset.pipeline]
+        got = _feed(magnifier, clip[:4])
+    expected = vidmag.magnify(clip[:4], fs=30.0, pipeline=preset.pipeline, backend=magnifier.backend,
+                              **preset.params)
+    _within_one(got, expected)

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from vidmag import backend as _backend
 from vidmag.backend.stream import Stream
 from vidmag.live.presets import live_preset_params
 from vidmag.params import STREAMING_PIPELINES, check_parameters, make_plan
@@ -148,7 +147,10 @@ class Magnifier:
             )
         self.fs = checked.pop("fs")
         self.pipeline, self.compat, self.params = pipeline, compat, checked
-        self.backend, _ = _backend.select(backend)
+        from vidmag.pipelines import select_backend
+
+        # per pipeline: "auto" for a phase pipeline takes a backend that runs it, not the first overall
+        self.backend, _ = select_backend(backend, pipeline)
         self.shape: tuple[int, int, int] | None = None
         self._stream: Stream | None = None
         self._closed = False
