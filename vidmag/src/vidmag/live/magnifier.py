@@ -247,9 +247,10 @@ class Magnifier:
           settles (a time constant of about ``1 / (2 pi fl)`` seconds, or ``1 / (r2 fs)``); there is no
           restart and no flash.
         - A change restarts the filters when it turns on a pyramid level that had no gain so far (raising
-          ``alpha`` from 0): that level has no state to continue. The phase pipelines' streams (riesz_*)
-          restart at any change. The next frame then comes out as its input bytes, like a feed's first
-          frame.
+          ``alpha`` from 0): that level has no state to continue. The next frame then comes out as its
+          input bytes, like a feed's first frame.
+        - The phase pipelines' streams (riesz_*) keep their accumulated phase and filter state the same
+          way: alpha and sigma act after the filters (exact), a band change re-designs the filters.
         """
         merged = {**self.params, **changes}
         checked = check_parameters(self.pipeline, self.fs, self.compat, merged)
@@ -257,9 +258,9 @@ class Magnifier:
         if self._stream is not None:
             plan = make_plan(self.pipeline, fs=self.fs, compat=self.compat, params=checked,
                              frame_shape=self.shape, batch=self._stream.plan.batch)
-            # a Stream keeps its filter state through the change; the phase pipelines' streams (another
-            # kind) restart, as documented above
-            if not isinstance(self._stream, Stream) or not self._stream.retune(plan):
+            # both kinds of stream (Stream, and the phase pipelines' PhaseStream) keep their state through
+            # a change they can take; retune() says False for one they cannot, and then the stream restarts
+            if not self._stream.retune(plan):
                 self._stream.close()
                 self._stream = None  # the next push opens a fresh stream of the same size
         self.params = checked
