@@ -93,6 +93,16 @@ class PulseEstimate:
         (K,) centre of each analysis window, s from the first frame. Without ``window``, one entry: the clip.
     bpm_series, quality_series : numpy.ndarray
         (K,) the rate and the quality of each window.
+
+    Examples
+    --------
+    >>> from vidmag import pulse, synthetic
+    >>> scene = synthetic.scene(64, 48, bpm=72.0, seconds=6.0, noise=0.0)
+    >>> result = pulse.estimate(scene, scene.fs, roi=scene.roi, window=4.0)
+    >>> round(result.bpm), result.method, result.roi
+    (72, 'pos', (21, 9, 22, 28))
+    >>> result.trace.shape, result.signal.shape, result.bpm_series.shape
+    ((180, 3), (180,), (3,))
     """
 
     bpm: float
@@ -125,6 +135,15 @@ class PulseReading:
         Frame rate, Hz.
     method : str
         One of :data:`METHODS`.
+
+    Examples
+    --------
+    >>> from vidmag import pulse, synthetic
+    >>> scene = synthetic.scene(64, 48, bpm=72.0, seconds=5.0, noise=0.0)
+    >>> meter = pulse.PulseMeter(scene.fs, roi=scene.roi, window_s=4.0)
+    >>> reading = [r for r in map(meter.push, scene) if r is not None][-1]
+    >>> round(reading.bpm), round(reading.time, 2), reading.trace.shape
+    (72, 4.97, (120, 3))
     """
 
     bpm: float
@@ -215,7 +234,28 @@ def _check_frame(frame: Any, name: str, shape: tuple[int, ...] | None) -> np.nda
 
 
 def min_frames(fs: float, band: tuple[float, float] = (0.7, 4.0)) -> int:
-    """Fewest frames one estimate needs: a method window (1.6 s) and two cycles of the band's low edge."""
+    """Fewest frames one estimate needs: a method window (1.6 s) and two cycles of the band's low edge.
+
+    Parameters
+    ----------
+    fs : float
+        Frame rate, Hz.
+    band : pair of float
+        Pass band, Hz (as in :func:`estimate`); only its low edge counts.
+
+    Returns
+    -------
+    int
+        ``max(ceil(1.6 * fs) + 1, ceil(2 * fs / band[0]))``.
+
+    Examples
+    --------
+    >>> from vidmag import pulse
+    >>> pulse.min_frames(30.0)
+    86
+    >>> pulse.min_frames(30.0, band=(1.0, 4.0))
+    60
+    """
     return max(math.ceil(METHOD_WINDOW_S * fs) + 1, math.ceil(2.0 * fs / band[0]))
 
 
@@ -240,6 +280,18 @@ def roi_means(frames: np.ndarray | Iterable[np.ndarray], roi: Roi = None) -> tup
         (T, 3) float64.
     roi : tuple of int
         The rectangle read.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from vidmag import pulse
+    >>> frames = np.full((4, 6, 8, 3), 100, dtype=np.uint8)
+    >>> frames[:, 2:4, 2:6, 1] = 200  # a green patch
+    >>> trace, rect = pulse.roi_means(frames, roi=(2, 2, 4, 2))
+    >>> trace.shape, rect
+    ((4, 3), (2, 2, 4, 2))
+    >>> trace[0]
+    array([100., 200., 100.])
     """
     if isinstance(frames, np.ndarray):
         if frames.ndim != 4 or frames.shape[3] != 3:
@@ -347,6 +399,17 @@ def pulse_signal(
     -------
     numpy.ndarray
         (T,) float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from vidmag import pulse
+    >>> fs, t = 30.0, np.arange(300) / 30.0
+    >>> wave = np.sin(2 * np.pi * 1.2 * t)  # 72 beats per minute
+    >>> trace = np.stack([150 + 0.3 * wave, 120 + 0.8 * wave, 100 + 0.5 * wave], axis=1)
+    >>> signal = pulse.pulse_signal(trace, fs, "chrom")
+    >>> signal.shape, signal.dtype
+    ((300,), dtype('float64'))
     """
     fs = _check_fs(fs)
     method = _check_method(method)
@@ -405,6 +468,15 @@ def heart_rate(
     quality_db : float
         Power within ``max(0.1 Hz, 2 / duration)`` of the peak and of its first harmonic over the rest of the
         band's power, dB; -inf for a flat signal, +inf when nothing else is in the band.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from vidmag import pulse
+    >>> t = np.arange(300) / 30.0
+    >>> bpm, quality_db = pulse.heart_rate(np.sin(2 * np.pi * 1.2 * t), 30.0)
+    >>> round(bpm, 1), quality_db > 10
+    (72.0, True)
     """
     fs = _check_fs(fs)
     band = _check_band(band, fs)
@@ -450,7 +522,38 @@ def from_trace(
 ) -> PulseEstimate:
     """:func:`estimate` from a colour trace already taken: (T, 3) mean colours, e.g. from :func:`roi_means`.
 
-    The parameters are those of :func:`estimate`; `roi` is only recorded in the result.
+    Parameters
+    ----------
+    trace : numpy.ndarray
+        (T, 3) the region's mean colour (R, G, B) per frame, finite, at least :func:`min_frames` frames.
+    fs : float
+        Frame rate, Hz.
+    method : {"pos", "chrom", "green"}
+        See the module's description.
+    band : pair of float
+        Pass band and search range of the rate, Hz, ``0 < low < high < fs / 2``.
+    window : float, optional
+        Length of sliding analysis windows, s; None: no windows. As in :func:`estimate`.
+    step : float, optional
+        Hop between windows, s; None: 1 s. Only with `window`.
+    roi : tuple of int, optional
+        The region the trace was taken from; only recorded in the result.
+
+    Returns
+    -------
+    PulseEstimate
+        With ``roi`` as given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from vidmag import pulse
+    >>> t = np.arange(300) / 30.0
+    >>> wave = np.sin(2 * np.pi * 1.2 * t)  # 72 beats per minute
+    >>> trace = np.stack([150 + 0.3 * wave, 120 + 0.8 * wave, 100 + 0.5 * wave], axis=1)
+    >>> result = pulse.from_trace(trace, 30.0, window=5.0, step=2.5)
+    >>> round(result.bpm), result.times
+    (72, array([2.48333333, 4.98333333, 7.48333333]))
     """
     fs = _check_fs(fs)
     method = _check_method(method)
@@ -546,6 +649,14 @@ def estimate(
     NumPy on the CPU only, no autograd or torch.compile (the work is a trace of three numbers per frame);
     frames of other libraries are read through ``numpy.asarray``, so a GPU tensor must be brought to the host
     first.
+
+    Examples
+    --------
+    >>> from vidmag import pulse, synthetic
+    >>> scene = synthetic.scene(64, 48, bpm=72.0, seconds=6.0, noise=0.0)
+    >>> result = pulse.estimate(scene, scene.fs, roi=scene.roi)
+    >>> round(result.bpm), result.quality_db > 10, result.times
+    (72, True, array([2.98333333]))
     """
     fs = _check_fs(fs)
     method = _check_method(method)
