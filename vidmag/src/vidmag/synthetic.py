@@ -68,6 +68,17 @@ def face_roi(width: int, height: int) -> tuple[int, int, int, int]:
     ----------
     width, height : int
         Frame size, pixels (see :func:`scene`).
+
+    Returns
+    -------
+    tuple of int
+        ``(x, y, w, h)``, inside the frame.
+
+    Examples
+    --------
+    >>> from vidmag import synthetic
+    >>> synthetic.face_roi(640, 480)
+    (219, 95, 202, 270)
     """
     width, height = _check_size(width, height)
     cx, cy, rx, ry = _geometry(width, height)
@@ -103,6 +114,18 @@ class Scene(Iterator[np.ndarray]):
         Number of frames the scene yields; None when endless.
     frame_index : int
         Index of the next frame.
+
+    Examples
+    --------
+    >>> from vidmag import synthetic
+    >>> frames = synthetic.scene(64, 48, n_frames=3)
+    >>> frames.bpm, frames.pulse_hz, frames.roi, len(frames)
+    (72.0, 1.2, (21, 9, 22, 28), 3)
+    >>> first = next(frames)
+    >>> first.shape, first.dtype, frames.frame_index
+    ((48, 64, 3), dtype('uint8'), 1)
+    >>> len(list(frames))  # the frames left
+    2
     """
 
     def __init__(
@@ -264,6 +287,17 @@ def scene(
         A parameter is not a number; the message names it.
     ValueError
         A parameter is out of range; the message names it and the allowed range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from vidmag import synthetic
+    >>> frames = np.stack(list(synthetic.scene(64, 48, fs=30.0, bpm=90.0, seconds=0.2, seed=1)))
+    >>> frames.shape, frames.dtype
+    ((6, 48, 64, 3), dtype('uint8'))
+    >>> again = np.stack(list(synthetic.scene(64, 48, fs=30.0, bpm=90.0, seconds=0.2, seed=1)))
+    >>> bool(np.array_equal(frames, again))  # the same arguments give the same frames
+    True
     """
     width, height = _check_size(width, height)
     fs = check_number("fs", fs)
