@@ -71,14 +71,6 @@ KNOWN_GAPS: dict[str, set[str]] = {
     "vidmag.backend.list_backends": {"Examples", "Returns"},
     "vidmag.backend.owner": {"Examples", "Parameters", "Returns"},
     "vidmag.backend.stream.FilterState": {"Examples"},
-    "vidmag.evaluate.Case": {"Examples"},
-    "vidmag.evaluate.ClipReport": {"Examples"},
-    "vidmag.evaluate.Report": {"Examples"},
-    "vidmag.evaluate.clip_report": {"Examples"},
-    "vidmag.evaluate.measure_shift": {"Examples"},
-    "vidmag.evaluate.psnr": {"Examples", "Returns"},
-    "vidmag.evaluate.ssim": {"Examples"},
-    "vidmag.evaluate.synthetic_report": {"Examples"},
     "kernelkit.Dialect": {"Parameters"},
 }
 

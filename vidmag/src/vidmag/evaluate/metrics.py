@@ -40,6 +40,21 @@ def psnr(image: np.ndarray, reference: np.ndarray) -> float:
     ----------
     image, reference : ndarray, shape (H, W)
         Grey levels (0 to 255).
+
+    Returns
+    -------
+    float
+        dB; ``inf`` when the images are equal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from vidmag.evaluate import psnr
+    >>> reference = np.full((16, 16), 128.0)
+    >>> round(psnr(reference + 1.0, reference), 2)  # an error of one grey level everywhere
+    48.13
+    >>> psnr(reference, reference)
+    inf
     """
     image, reference = _pair("psnr", image, reference)
     mse = float(np.mean((image - reference) ** 2))
@@ -62,6 +77,17 @@ def ssim(image: np.ndarray, reference: np.ndarray) -> float:
     -------
     float
         1.0 for identical images, less otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from vidmag.evaluate import ssim
+    >>> rng = np.random.default_rng(0)
+    >>> reference = rng.uniform(0, 255, (32, 32))
+    >>> ssim(reference, reference)
+    1.0
+    >>> 0 < ssim(reference + rng.normal(0, 20, (32, 32)), reference) < 1
+    True
     """
     x, y = _pair("ssim", image, reference)
     if min(x.shape) < SSIM_WINDOW:
@@ -117,6 +143,16 @@ def measure_shift(image: np.ndarray, scene: np.ndarray, *, margin: int = 0, iter
     -------
     (dx, dy) : tuple of float
         Positive dx: `image` is `scene` moved right.
+
+    Examples
+    --------
+    >>> from vidmag.evaluate import measure_shift
+    >>> from vidmag.evaluate.metrics import fourier_shift
+    >>> from vidmag.evaluate.synthetic import texture
+    >>> scene = texture(32)
+    >>> dx, dy = measure_shift(fourier_shift(scene, 0.25, -1.5), scene)
+    >>> round(dx, 6), round(dy, 6)
+    (0.25, -1.5)
     """
     image, scene = _pair("measure_shift", image, scene)
     h, w = scene.shape

@@ -242,6 +242,17 @@ class Case:
         Phase of the output's translation relative to the input's, degrees (0: in step).
     clipped : float
         Share of output bytes at 0 or 255.
+
+    Examples
+    --------
+    >>> from vidmag.evaluate import synthetic_report
+    >>> report = synthetic_report(["gaussian_ideal"], size=32, frames=20, motions=(0.5,), noises=(1.0,),
+    ...                           alphas=(10.0,))
+    >>> case = report.select(pipeline="gaussian_ideal", test="motion")[0]
+    >>> case.kind, case.motion, case.magnification, case.alpha
+    ('colour', 0.5, 10.0, 9.0)
+    >>> case.psnr > 20, 0 < case.ssim <= 1
+    (True, True)
     """
 
     pipeline: str
@@ -362,12 +373,28 @@ def synthetic_report(
     Returns
     -------
     Report
+        Every case, the settings, the parameters each pipeline ran with and the pipelines skipped.
 
     Notes
     -----
     A pipeline the protocol has no parameters for, that refuses the frame size, or that `backend` does not
     run (the phase-based pipelines run on cpu only), is listed in ``Report.skipped`` with the reason instead
     of failing the run. A backend that cannot run at all still raises. Backends: all.
+
+    Examples
+    --------
+    A tiny run (the tests' :data:`QUICK` protocol is larger; the full one takes minutes):
+
+    >>> from vidmag.evaluate import synthetic_report
+    >>> report = synthetic_report(["gaussian_ideal"], size=32, frames=20, motions=(0.5,), noises=(1.0,),
+    ...                           alphas=(10.0,))
+    >>> report.pipelines(), len(report.cases), report.skipped
+    (['input', 'gaussian_ideal'], 4, {})
+    >>> print(report.table())
+    synthetic protocol: 32 x 32 px, 20 frames at 30 Hz, motion at 3 Hz ...
+    pipeline        kind    M   PSNR dB  SSIM    measured M (0.5 px)  noise 1: PSNR dB  SSIM
+    input           input   10  ...
+    gaussian_ideal  colour  10  ...
     """
     from vidmag.backend.registry import BackendUnavailableError
     from vidmag.pipelines import SaturationWarning, magnify
@@ -458,6 +485,18 @@ class Report:
         Pipeline -> magnification -> the parameters it ran with.
     skipped : dict
         Pipeline -> why the protocol could not run it.
+
+    Examples
+    --------
+    >>> from vidmag.evaluate import synthetic_report
+    >>> report = synthetic_report(["gaussian_ideal"], size=32, frames=20, motions=(0.5,), noises=(1.0,),
+    ...                           alphas=(10.0,))
+    >>> report.protocol["size"], report.protocol["alphas"], list(report.params)
+    (32, (10.0,), ['gaussian_ideal'])
+    >>> [row["pipeline"] for row in report.summary_rows()]
+    ['input', 'gaussian_ideal']
+    >>> report.skipped  # nothing refused
+    {}
     """
 
     protocol: dict[str, Any]
