@@ -33,6 +33,13 @@ class ClipResult:
         magnify_file's result; None when the clip failed.
     error : str or None
         ``"ErrorType: message"`` when the clip failed (nothing was written for it); None when it succeeded.
+
+    Examples
+    --------
+    >>> from vidmag.many import ClipResult
+    >>> failed = ClipResult("a.mp4", "/clips/out/a-magnified.mp4", None, "ValueError: fs: give fs= (Hz)")
+    >>> failed.ok, failed.result
+    (False, None)
     """
 
     input: str
@@ -50,11 +57,37 @@ def output_paths(inputs: Sequence[str], out_dir: str, *, suffix: str = "-magnifi
                  extension: str = ".mp4") -> list[str]:
     """``out_dir/<stem><suffix><extension>`` for each input, refusing clashes before anything runs.
 
+    Parameters
+    ----------
+    inputs : sequence of str
+        The clips' paths (they need not exist; those that do are checked against every output).
+    out_dir : str
+        Directory of the outputs (made absolute).
+    suffix : str
+        Appended to each input's stem.
+    extension : str
+        The outputs' suffix, one of :data:`vidmag.io.CONTAINER_FOR_SUFFIX`'s keys.
+
+    Returns
+    -------
+    list of str
+        Absolute output paths, in the order of `inputs`.
+
     Raises
     ------
     ValueError
         Two inputs map to the same output, or an output is one of the inputs (any spelling or link); the
         message names both.
+
+    Examples
+    --------
+    >>> from vidmag.many import output_paths
+    >>> output_paths(["a.mp4", "clips/b.mov"], "out")
+    ['.../out/a-magnified.mp4', '.../out/b-magnified.mp4']
+    >>> output_paths(["day1/a.mp4", "day2/a.mp4"], "out")
+    Traceback (most recent call last):
+    ...
+    ValueError: inputs: 'day1/a.mp4' and 'day2/a.mp4' both map to '.../out/a-magnified.mp4' ...
     """
     if not isinstance(suffix, str):
         raise TypeError(f"suffix must be a string, got {type(suffix).__name__}")
@@ -159,6 +192,28 @@ def magnify_files(
     Notes
     -----
     Backends: whichever `backend` names, on each worker.
+
+    Examples
+    --------
+    Two short clips and a missing one, on an in-process Dask client (threads, no worker processes):
+
+    >>> from fractions import Fraction
+    >>> import numpy as np
+    >>> from dask.distributed import Client
+    >>> from vidmag import io, many
+    >>> rng = np.random.default_rng(0)
+    >>> for name in ("a.mp4", "b.mp4"):
+    ...     with io.VideoWriter(name, width=64, height=48, fps=Fraction(30)) as writer:
+    ...         for frame in rng.integers(100, 140, size=(8, 48, 64, 3), dtype=np.uint8):
+    ...             writer.write(frame)
+    >>> with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+    ...     results = many.magnify_files(["a.mp4", "b.mp4", "missing.mp4"], "out", client=client,
+    ...                                  progress=False, pipeline="laplacian_iir", backend="cpu", alpha=10,
+    ...                                  lambda_c=16, r1=0.4, r2=0.05, chrom_attenuation=0.1)
+    >>> [(r.input, r.ok) for r in results]
+    [('a.mp4', True), ('b.mp4', True), ('missing.mp4', False)]
+    >>> results[0].result.frames, results[2].error
+    (8, "FileNotFoundError: src: no such file: 'missing.mp4'")
     """
     inputs = [io.as_path("inputs", src) for src in inputs]
     if not inputs:
