@@ -25,6 +25,21 @@ from vidmag.evaluate.clip import check_roi
 from vidmag.evaluate.metrics import LUMA
 from vidmag.params import check_integer, check_number
 
+__all__ = [
+    "BAND_SHARE",
+    "CODEC_DIVISORS",
+    "FLICKER_HZ",
+    "INTRA_CODECS",
+    "MAX_PEAKS",
+    "MOTION_GRID",
+    "PEAK_DB",
+    "Peak",
+    "Suggestion",
+    "aliased",
+    "flicker_warnings",
+    "suggest",
+]
+
 #: Flicker of lights on 50 Hz and 60 Hz mains: twice the mains frequency.
 FLICKER_HZ = (100.0, 120.0)
 
@@ -45,7 +60,24 @@ MAX_PEAKS, PEAK_DB = 5, 6.0
 
 @dataclass(frozen=True)
 class Peak:
-    """A peak of the spectrum: frequency (Hz), power above the spectrum's median (dB) and what it may be."""
+    """A peak of the spectrum: frequency (Hz), power above the spectrum's median (dB) and what it may be.
+
+    Attributes
+    ----------
+    frequency : float
+        Hz.
+    db : float
+        Power above the spectrum's median, dB.
+    name : str
+        What the peak may be (``"pulse range"``, a mains-flicker alias, a codec rhythm ...); empty when
+        nothing is known.
+
+    Examples
+    --------
+    >>> from vidmag.suggest import Peak
+    >>> Peak(1.2, 18.3, "pulse range").describe()
+    '1.20 Hz = 72 bpm (pulse range), +18.3 dB'
+    """
 
     frequency: float
     db: float
@@ -80,6 +112,22 @@ class Suggestion:
         Capture warnings (codec, mains flicker).
     codec : str or None
         The video codec, when read from a file.
+    source : str
+        The file, or ``"array"``.
+
+    Examples
+    --------
+    >>> from vidmag import synthetic
+    >>> from vidmag.suggest import suggest
+    >>> scene = synthetic.scene(64, 48, bpm=72.0, seconds=6.0, pulse_amplitude=4.0)
+    >>> found = suggest(list(scene), scene.fs, roi=scene.roi, kind="colour")
+    >>> found.kind, found.source, found.codec, found.warnings
+    ('colour', 'array', None, [])
+    >>> print(found.report())
+    array: colour spectrum at fs 30 Hz
+    peaks:
+      1.20 Hz = 72 bpm (pulse range), +...
+    recommended band: --fl 0.532 --fh 1.87 (centred on the strongest peak ...)
     """
 
     fs: float
@@ -144,13 +192,53 @@ class Suggestion:
 
 def aliased(frequency: float, fs: float) -> float:
     """The frequency a sinusoid at `frequency` Hz shows when sampled at `fs` Hz: ``|f - k fs|`` with k the
-    nearest whole number to ``f / fs`` (so in [0, fs / 2])."""
+    nearest whole number to ``f / fs`` (so in [0, fs / 2]).
+
+    Parameters
+    ----------
+    frequency : float
+        The sinusoid's frequency, Hz.
+    fs : float
+        Sampling rate, Hz.
+
+    Returns
+    -------
+    float
+        The alias, Hz.
+
+    Examples
+    --------
+    >>> from vidmag.suggest import aliased
+    >>> aliased(100.0, 30.0), aliased(120.0, 25.0)
+    (10.0, 5.0)
+    """
     k = round(frequency / fs)
     return abs(frequency - k * fs)
 
 
 def flicker_warnings(fs: float, fl: float | None, fh: float | None) -> list[str]:
-    """A warning for each mains flicker (100 Hz, 120 Hz) that sampling at `fs` aliases into [fl, fh]."""
+    """A warning for each mains flicker (100 Hz, 120 Hz) that sampling at `fs` aliases into [fl, fh].
+
+    Parameters
+    ----------
+    fs : float
+        Sampling rate, Hz.
+    fl, fh : float or None
+        The band, Hz; either None: no band, no warning.
+
+    Returns
+    -------
+    list of str
+        One sentence per flicker aliased into the band (empty when none is).
+
+    Examples
+    --------
+    >>> from vidmag.suggest import flicker_warnings
+    >>> flicker_warnings(30.0, 0.8, 2.0)
+    []
+    >>> flicker_warnings(30.0, 5.0, 15.0)
+    ['lights on 50 Hz mains flicker at 100 Hz, which a 30 fps capture aliases to |100 - 3 x 30| = 10 Hz, ...']
+    """
     out = []
     if fl is None or fh is None:
         return out
@@ -308,6 +396,7 @@ def suggest(
     Returns
     -------
     Suggestion
+        The spectrum, its peaks, the recommended band (or None) and the warnings.
 
     Notes
     -----
@@ -317,6 +406,17 @@ def suggest(
     below fs / 2. Warnings: an inter-frame codec (H.264, HEVC, ...: a frame among the first 60 that is not
     a key frame) adds temporal artefacts of its own; mains flicker (100 Hz, 120 Hz) aliased to
     ``|f - k fs|`` inside the band. Runs on the host (NumPy, SciPy).
+
+    Examples
+    --------
+    A face whose colour pulses at 72 beats per minute (1.2 Hz):
+
+    >>> from vidmag import synthetic
+    >>> from vidmag.suggest import suggest
+    >>> scene = synthetic.scene(64, 48, bpm=72.0, seconds=6.0, pulse_amplitude=4.0)
+    >>> found = suggest(list(scene), scene.fs, roi=scene.roi, kind="colour")
+    >>> [round(float(f), 2) for f in (found.peaks[0].frequency, found.fl, found.fh)]
+    [1.2, 0.53, 1.87]
     """
     if kind not in ("auto", "colour", "motion"):
         raise ValueError(f"kind must be 'auto', 'colour' or 'motion', got {kind!r}")
