@@ -72,6 +72,21 @@ class SaturationWarning(UserWarning):
 
     Clipped bytes have lost the amplified variation (and colour, when only some channels clip). The rule,
     the numbers behind it and what not to expect from it are on the semantics page of the documentation.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> import vidmag
+    >>> frames = np.random.default_rng(0).integers(100, 140, size=(16, 32, 32, 3), dtype=np.uint8)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     out = vidmag.magnify(frames, fs=30.0, pipeline="gaussian_ideal", backend="cpu", alpha=5000,
+    ...                          level=2, fl=1.0, fh=3.0, chrom_attenuation=1.0)
+    >>> [w.category.__name__ for w in caught]
+    ['SaturationWarning']
+    >>> print(caught[0].message)
+    alpha = 5000 saturates the output: ...% of its bytes are clipped at 0 or 255, against 0.0% of the input...
     """
 
 
@@ -328,6 +343,16 @@ def magnify(
     on the tensor's device and comes back as a uint8 tensor there (no progress bar is drawn); a CPU tensor
     may also be given to any other backend, which returns a numpy array. A GPU tensor is never copied
     through the host for another backend: that is an error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import vidmag
+    >>> frames = np.random.default_rng(0).integers(100, 140, size=(16, 32, 32, 3), dtype=np.uint8)
+    >>> out = vidmag.magnify(frames, fs=30.0, pipeline="laplacian_iir", backend="cpu", alpha=10, lambda_c=16,
+    ...                      r1=0.4, r2=0.05, chrom_attenuation=0.1)
+    >>> out.shape, out.dtype
+    ((16, 32, 32, 3), dtype('uint8'))
     """
     progress = check_bool("progress", progress)
     owner = _backend.owner(frames)  # looks in sys.modules; imports no library

@@ -29,6 +29,13 @@ class Preset:
     paper : dict
         The paper's literal parameters (for ``compat="mit"``).
     note : str
+
+    Examples
+    --------
+    >>> import vidmag
+    >>> face = vidmag.PRESETS["face"]
+    >>> face.pipeline, face.fs, face.params["alpha"], face.paper["alpha"]
+    ('gaussian_ideal', 30, 25.0, 50)
     """
 
     name: str
