@@ -60,9 +60,6 @@ PUBLIC_MODULES = [
 # synthetic, evaluate); kernelkit.Dialect's fifty fields are described by comments in dialects.py rather
 # than by a Parameters section.
 KNOWN_GAPS: dict[str, set[str]] = {
-    "vidmag.backend.BackendUnavailableError": {"Examples"},
-    "vidmag.backend.list_backends": {"Examples", "Returns"},
-    "vidmag.backend.owner": {"Examples", "Parameters", "Returns"},
     "vidmag.backend.stream.FilterState": {"Examples"},
     "kernelkit.Dialect": {"Parameters"},
 }

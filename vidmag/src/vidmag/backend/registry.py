@@ -47,7 +47,22 @@ import numpy as np
 
 
 class BackendUnavailableError(RuntimeError):
-    """A backend was asked for by name and cannot run here; the message says why."""
+    """A backend was asked for by name and cannot run here; the message says why.
+
+    Examples
+    --------
+    Metal runs on Apple machines only; elsewhere asking for it by name raises, and nothing falls back:
+
+    >>> import sys
+    >>> from vidmag import backend
+    >>> try:
+    ...     backend.select("metal")
+    ... except backend.BackendUnavailableError as error:
+    ...     print(str(error).startswith("backend 'metal' cannot run here: "))
+    ... else:
+    ...     print(sys.platform != "darwin")  # only where Metal could run
+    True
+    """
 
 
 @dataclass(frozen=True)
@@ -160,7 +175,22 @@ def pinned_by(name: str) -> str | None:
 
 
 def list_backends() -> list[BackendInfo]:
-    """Every backend, in the order "auto" tries them, with why it cannot run here (``None`` if it can)."""
+    """Every backend, in the order "auto" tries them, with why it cannot run here (``None`` if it can).
+
+    Returns
+    -------
+    list of BackendInfo
+        One per backend of the table, in the order "auto" tries them.
+
+    Examples
+    --------
+    >>> from vidmag import backend
+    >>> [info.name for info in backend.list_backends()]
+    ['cuda', 'metal', 'opencl', 'vulkan', 'torch', 'cpu']
+    >>> cpu = backend.list_backends()[-1]
+    >>> cpu.available, cpu.unavailable_reason
+    (True, None)
+    """
     return [
         BackendInfo(s.name, s.runs_on, s.written_in, s.needs, unavailable_reason(s.name)) for s in BACKENDS
     ]
@@ -187,6 +217,23 @@ def owner(frames: Any) -> str | None:
 
     Each backend module with an ``owns()`` is asked, in the table's order; they look in ``sys.modules``, so
     this imports no library. A NumPy array belongs to no backend in particular (every one takes it).
+
+    Parameters
+    ----------
+    frames : object
+        Anything: a clip, an array, a tensor.
+
+    Returns
+    -------
+    str or None
+        The owning backend's name, or None (a NumPy array, a list, anything no backend claims).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from vidmag import backend
+    >>> backend.owner(np.zeros((2, 8, 8, 3), np.uint8)) is None
+    True
     """
     if isinstance(frames, np.ndarray):
         return None
