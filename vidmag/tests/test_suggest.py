@@ -10,6 +10,7 @@ import av
 import numpy as np
 import pytest
 
+from vidmag import io
 from vidmag.cli import main
 from vidmag.suggest import aliased, flicker_warnings, suggest
 
@@ -122,16 +123,10 @@ def test_bad_arguments_name_the_parameter():
 
 
 def _mp4(path, frames, fs=30):
-    with av.open(str(path), "w") as container:
-        stream = container.add_stream("libx264", rate=Fraction(fs))
-        stream.width, stream.height, stream.pix_fmt = frames.shape[2], frames.shape[1], "yuv420p"
-        for t, frame in enumerate(frames):
-            video = av.VideoFrame.from_ndarray(frame, format="rgb24")
-            video.pts = t
-            for packet in stream.encode(video):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
+    # H.264 through the library's own writer (yuv420p, as a camera's file would be)
+    with io.VideoWriter(path, width=frames.shape[2], height=frames.shape[1], fps=Fraction(fs)) as writer:
+        for frame in frames:
+            writer.write(frame)
 
 
 def test_command_prints_peaks_band_warnings_and_writes_the_plot(tmp_path, capsys):
