@@ -10,7 +10,9 @@ import importlib
 import json
 import os
 import platform
+import resource
 import statistics
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -103,6 +105,12 @@ def in_blocks(
             merged["cpu_best"] = min(merged["cpu_best"], block["cpu_best"])
             merged["result"] = block["result"]
     return out
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MiB (``ru_maxrss``: KiB on Linux, bytes on macOS)."""
+    scale = 1 if sys.platform == "darwin" else 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
 
 
 def cpu_model() -> str:

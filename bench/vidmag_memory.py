@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -29,7 +28,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, markdown_table, write_json
+from _common import machine, markdown_table, peak_rss_mb, write_json
+from vidmag_reference import trimmed_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIPS = ROOT.parent / "shared" / "data" / "clips"
@@ -54,11 +54,6 @@ WHOLE_CLIP = ("gaussian_ideal", "laplacian_ideal", "riesz_ideal", "steerable_ide
 GOALS_MB = {"baby": 500, "large": 2000}
 
 
-def _peak_rss_mb() -> float:
-    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: KiB on Linux, bytes on macOS
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
-
-
 def synthesise(path: Path, width: int, height: int, frames: int, fps: int = 30) -> Path:
     """A textured clip with a slow drift and a 1.2 Hz colour pulse, written fast (x264 ultrafast)."""
     import numpy as np
@@ -78,23 +73,6 @@ def synthesise(path: Path, width: int, height: int, frames: int, fps: int = 30) 
     return path
 
 
-def trimmed(src: Path, frames: int, directory: str) -> Path:
-    """The first `frames` frames of `src`, re-encoded near-losslessly, no audio."""
-    from fractions import Fraction
-
-    from vidmag import io
-
-    info = io.probe(src)
-    dst = Path(directory) / f"{src.stem}-{frames}.mp4"
-    with io.VideoWriter(dst, width=info.width, height=info.height, fps=Fraction(info.fps), quality=0,
-                        encoder_preset="ultrafast") as writer:
-        for index, frame in enumerate(io.read_frames(src)):
-            if index == frames:
-                break
-            writer.write(frame)
-    return dst
-
-
 def run_case(case: dict) -> dict:
     """One magnify_file in this process; its measurements."""
     import warnings
@@ -110,7 +88,7 @@ def run_case(case: dict) -> dict:
                                      memory=case["memory"], audio=False, encoder_preset="veryfast", **options)
     return {**case, "backend": result.backend, "route": result.route, "frames": result.frames,
             "size": f"{result.width}x{result.height}", "seconds": round(result.seconds, 2),
-            "peak_rss_mb": round(_peak_rss_mb(), 1)}
+            "peak_rss_mb": round(peak_rss_mb(), 1)}
 
 
 def _child(case: dict, timeout: float) -> dict:
@@ -171,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         clips = {}
         if "baby" in kinds:
             baby = CLIPS / "baby.mp4"
-            clips["baby"] = (trimmed(baby, args.frames, directory) if args.frames else baby, "baby.mp4",
+            clips["baby"] = (trimmed_copy(baby, args.frames, directory) if args.frames else baby, "baby.mp4",
                              args.budget_baby)
         if "large" in kinds:
             seconds = 2.0 if args.quick else args.minutes * 60

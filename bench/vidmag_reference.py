@@ -19,13 +19,15 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import peak_rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIPS = ROOT.parent / "shared" / "data" / "clips"
@@ -35,12 +37,6 @@ PIPELINE_PRESETS = {
     "laplacian_butterworth": "face2_motion",
     "laplacian_iir": "baby",
 }
-
-
-def _peak_rss_mb() -> float:
-    # ru_maxrss is in KiB on Linux, bytes on macOS.
-    scale = 1 if sys.platform == "darwin" else 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
 
 
 def trimmed_copy(src: Path, frames: int, directory: str) -> Path:
@@ -74,7 +70,7 @@ def run_case(case: dict) -> dict:
     if case["mode"] == "magnify":
         frames = np.stack(list(io.read_frames(src)))
         pipeline, fs, params = preset_params(case["preset"], None)
-        rss_decoded = _peak_rss_mb()
+        rss_decoded = peak_rss_mb()
         start = time.perf_counter()
         out = vidmag.magnify(frames, fs=fs, pipeline=pipeline, backend=backend, **params)
         seconds = time.perf_counter() - start
@@ -93,7 +89,7 @@ def run_case(case: dict) -> dict:
         "size": f"{width}x{height}",
         "seconds": round(seconds, 3),
         "frames_per_s": round(n_frames / seconds, 2),
-        "peak_rss_mb": round(_peak_rss_mb(), 1),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
         **extra,
     }
 
