@@ -94,3 +94,34 @@ def backend_check():
     """``require_backend`` for property tests: hypothesis refuses function-scoped fixtures in ``@given``
     tests, and this one keeps no state between examples."""
     return require_backend_or_skip
+
+
+def _filtered_motion(kind: str, d: np.ndarray, fs: float, **band) -> np.ndarray:
+    """A pipeline's temporal filter applied to a motion series `d` (the part of it that gets magnified),
+    written out from the reference's filter steps: ``kind`` "ideal" (fl, fh), "butterworth" (fl, fh) or
+    "iir" (r1, r2); the causal filters start at d[0] with output 0."""
+    from vidmag._reference.temporal import butterworth_lowpass, butterworth_step, ideal_bandpass, iir_step
+
+    if kind == "ideal":
+        return ideal_bandpass(d, band["fl"], band["fh"], fs, mit=False)
+    out = np.zeros_like(d)
+    if kind == "butterworth":
+        hi = butterworth_lowpass(band["fh"], fs, mit=False)
+        lo = butterworth_lowpass(band["fl"], fs, mit=False)
+        a = b = prev = d[0]
+        for i in range(1, len(d)):
+            a, b, prev = butterworth_step(a, d[i], prev, hi), butterworth_step(b, d[i], prev, lo), d[i]
+            out[i] = a - b
+        return out
+    a = b = d[0]
+    for i in range(1, len(d)):
+        a, b = iir_step(a, d[i], band["r1"]), iir_step(b, d[i], band["r2"])
+        out[i] = a - b
+    return out
+
+
+@pytest.fixture(scope="session")
+def filtered_motion():
+    """``filtered_motion(kind, d, fs, **band)``: the temporal filter of a pipeline applied to a motion
+    series (the phase pipelines' translation and noise tests predict their output with it)."""
+    return _filtered_motion

@@ -13,7 +13,6 @@ import pytest
 
 import vidmag
 from vidmag import io
-from vidmag._reference.temporal import butterworth_lowpass, butterworth_step, ideal_bandpass, iir_step
 from vidmag.backend import BackendUnavailableError
 from vidmag.cli import main
 from vidmag.params import PHASE_PIPELINES, STREAMING_PIPELINES, check_parameters
@@ -269,26 +268,6 @@ FS, T, SIZE, ALPHA, MOTION = 30.0, 64, 64, 20.0, 0.05
 F0 = 4 * FS / T  # 1.875 Hz, an FFT bin of the clip
 
 
-def filtered(kind: str, d: np.ndarray, **band) -> np.ndarray:
-    """The pipeline's temporal filter applied to the motion: the part of it that the pipeline magnifies."""
-    if kind == "ideal":
-        return ideal_bandpass(d, band["fl"], band["fh"], FS, mit=False)
-    out = np.zeros_like(d)
-    if kind == "butterworth":
-        hi = butterworth_lowpass(band["fh"], FS, mit=False)
-        lo = butterworth_lowpass(band["fl"], FS, mit=False)
-        a = b = prev = d[0]
-        for i in range(1, len(d)):
-            a, b, prev = butterworth_step(a, d[i], prev, hi), butterworth_step(b, d[i], prev, lo), d[i]
-            out[i] = a - b
-        return out
-    a = b = d[0]
-    for i in range(1, len(d)):
-        a, b = iir_step(a, d[i], band["r1"]), iir_step(b, d[i], band["r2"])
-        out[i] = a - b
-    return out
-
-
 @pytest.fixture(scope="module")
 def scene():
     """A smooth periodic random texture (std 30 grey levels, no detail finer than 3 px) and its translation
@@ -304,7 +283,7 @@ def scene():
     return lambda dx: np.real(np.fft.ifft2(spectrum * np.exp(-2j * np.pi * kx * dx)))
 
 
-def test_riesz_beats_linear_magnification_under_noise(scene):
+def test_riesz_beats_linear_magnification_under_noise(scene, filtered_motion):
     """The issue's noise test: alpha 20, 0.05 px motion, noise sigma 1 grey level (each channel), PSNR on the
     interior (8 px from the mirrored borders) against the texture translated by d + alpha * d_f, d_f being
     the pipeline's own temporal filter applied to d (so a pipeline is judged on what its filter asks of it;
@@ -333,7 +312,7 @@ def test_riesz_beats_linear_magnification_under_noise(scene):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SaturationWarning)
             out = vidmag.magnify(frames, fs=FS, pipeline=pipeline, alpha=ALPHA, **band, **params)
-        truth = np.stack([scene(v) for v in d + ALPHA * filtered(kind, d, **band)])
+        truth = np.stack([scene(v) for v in d + ALPHA * filtered_motion(kind, d, FS, **band)])
         error = out.astype(np.float64).mean(axis=-1) - truth
         return 10 * np.log10(255.0**2 / np.mean(error[inner] ** 2))
 

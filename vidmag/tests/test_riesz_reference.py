@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from vidmag._reference import riesz
-from vidmag._reference.temporal import butterworth_lowpass, butterworth_step, iir_step
 
 FS = 30.0
 
@@ -32,26 +31,6 @@ def grating_shift(frames: np.ndarray, period: float, margin: int = 8) -> np.ndar
     w = 2 * np.pi / period
     phase = np.unwrap(np.arctan2((luma * np.sin(w * x)).sum((1, 2)), (luma * np.cos(w * x)).sum((1, 2))))
     return (phase - phase[0]) / w
-
-
-def filtered(kind: str, d: np.ndarray, **band) -> np.ndarray:
-    """The pipeline's temporal filter applied to the motion itself (the part of it that gets magnified)."""
-    if kind == "ideal":
-        return riesz.ideal_bandpass(d, band["fl"], band["fh"], FS, mit=False)
-    out = np.zeros_like(d)
-    if kind == "butterworth":
-        hi = butterworth_lowpass(band["fh"], FS, mit=False)
-        lo = butterworth_lowpass(band["fl"], FS, mit=False)
-        a = b = prev = d[0]
-        for i in range(1, len(d)):
-            a, b, prev = butterworth_step(a, d[i], prev, hi), butterworth_step(b, d[i], prev, lo), d[i]
-            out[i] = a - b
-        return out
-    a = b = d[0]
-    for i in range(1, len(d)):
-        a, b = iir_step(a, d[i], band["r1"]), iir_step(b, d[i], band["r2"])
-        out[i] = a - b
-    return out
 
 
 def test_phase_difference_of_a_1d_analytic_pair_is_the_wrapped_phase_step():
@@ -130,7 +109,7 @@ def test_accumulated_phase_goes_past_pi_without_wrapping():
     [("ideal", dict(fl=1.0, fh=3.0)), ("butterworth", dict(fl=1.0, fh=3.0)), ("iir", dict(r1=0.4, r2=0.05))],
 )
 @pytest.mark.parametrize("period", [4.0, 8.0, 16.0])
-def test_translation_comes_out_one_plus_alpha_times(kind, band, period):
+def test_translation_comes_out_one_plus_alpha_times(kind, band, period, filtered_motion):
     """A grating moving 0.05 px sinusoidally (1.875 Hz, an FFT bin of the 64-frame clip) comes out moved by
     d + alpha * d_f, d_f being the pipeline's temporal filter applied to d.
 
@@ -148,7 +127,7 @@ def test_translation_comes_out_one_plus_alpha_times(kind, band, period):
     d = 0.05 * np.sin(2 * np.pi * 1.875 * t)
     frames = grating_clip(d, period)
     out = riesz.riesz_magnify(frames, kind=kind, fs=FS, alpha=alpha, sigma=0.0, **band)
-    d_f = filtered(kind, d, **band)
+    d_f = filtered_motion(kind, d, FS, **band)
     measured = grating_shift(out, period) - grating_shift(frames, period)  # the added motion
     gain = float(measured @ d_f / (d_f @ d_f)) / alpha
     low, high = (0.97, 1.03) if period == 4.0 else (0.80, 1.03)
