@@ -133,11 +133,7 @@ class _LowPassPair:
     def __init__(self, kind: str, fs: float, fl: float | None, fh: float | None, r1: float | None,
                  r2: float | None):
         self.kind = kind
-        if kind == "butterworth":
-            self.high = butterworth_lowpass(fh, fs, mit=False)
-            self.low = butterworth_lowpass(fl, fs, mit=False)
-        else:
-            self.r1, self.r2 = r1, r2
+        self.retune(fs, fl, fh, r1, r2)
         self.state: tuple | None = None
 
     def retune(self, fs: float, fl: float | None, fh: float | None, r1: float | None,
