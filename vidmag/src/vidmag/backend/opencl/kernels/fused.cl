@@ -347,6 +347,31 @@ LEVEL_UP8(level_up8_k3, const int unused_ky, 3)
 // of frame 0 and no signal is written.
 #define META(j, i) meta[(j) * 12 + (i)]
 
+// The separable n-tap sum at output (y, x) of an interleaved RGB image `src` of row length w: rows by the
+// taps at ti / tw[ry + y * n ..], then columns by those at [rx + x * n ..] (each row first, as every level
+// of tail_levels sums them, so down and up and both expansions round alike).
+inline float3 separable_taps(__global const float* src, __global const int* ti, __global const float* tw,
+                             const int ry, const int rx, const int y, const int x, const int w, const int n)
+{
+    float a = 0.0f, b = 0.0f, c = 0.0f;
+    for (int ty = 0; ty < n; ++ty) {
+        __global const float* line = src + (long)ti[ry + y * n + ty] * w * 3;
+        float ra = 0.0f, rb = 0.0f, rc = 0.0f;
+        for (int tx = 0; tx < n; ++tx) {
+            const int k = ti[rx + x * n + tx] * 3;
+            const float wgt = tw[rx + x * n + tx];
+            ra += wgt * line[k];
+            rb += wgt * line[k + 1];
+            rc += wgt * line[k + 2];
+        }
+        const float wgt = tw[ry + y * n + ty];
+        a += wgt * ra;
+        b += wgt * rb;
+        c += wgt * rc;
+    }
+    return (float3)(a, b, c);
+}
+
 __kernel void tail_levels(__global const float* image_s, __global float* signal_s,
                           __global float* scratch, __global float* states,
                           __global const int* meta, __global const int* ti, __global const float* tw,
@@ -366,26 +391,11 @@ __kernel void tail_levels(__global const float* image_s, __global float* signal_
             const int ry = META(j, 6), rx = META(j, 7);
             for (int i = lid; i < ho * wo; i += size) {
                 const int y = i / wo, x = i - y * wo;
-                float a = 0.0f, b = 0.0f, c = 0.0f;
-                for (int ty = 0; ty < 5; ++ty) {
-                    __global const float* line = src + (long)ti[ry + y * 5 + ty] * w * 3;
-                    float ra = 0.0f, rb = 0.0f, rc = 0.0f;
-                    for (int tx = 0; tx < 5; ++tx) {
-                        const int k = ti[rx + x * 5 + tx] * 3;
-                        const float wgt = tw[rx + x * 5 + tx];
-                        ra += wgt * line[k];
-                        rb += wgt * line[k + 1];
-                        rc += wgt * line[k + 2];
-                    }
-                    const float wgt = tw[ry + y * 5 + ty];
-                    a += wgt * ra;
-                    b += wgt * rb;
-                    c += wgt * rc;
-                }
+                const float3 v = separable_taps(src, ti, tw, ry, rx, y, x, w, 5);
                 __global float* o = dst + (long)i * 3;
-                o[0] = a;
-                o[1] = b;
-                o[2] = c;
+                o[0] = v.x;
+                o[1] = v.y;
+                o[2] = v.z;
             }
             barrier(CLK_GLOBAL_MEM_FENCE);
         }
@@ -407,22 +417,8 @@ __kernel void tail_levels(__global const float* image_s, __global float* signal_
                 const long p = (long)i * 3;
                 float v0 = 0.0f, v1 = 0.0f, v2 = 0.0f;
                 if (band) {
-                    float e0 = 0.0f, e1 = 0.0f, e2 = 0.0f;
-                    for (int ty = 0; ty < 3; ++ty) {
-                        __global const float* line = low + (long)ti[ey + y * 3 + ty] * wl * 3;
-                        float ra = 0.0f, rb = 0.0f, rc = 0.0f;
-                        for (int tx = 0; tx < 3; ++tx) {
-                            const int k = ti[ex + x * 3 + tx] * 3;
-                            const float wgt = tw[ex + x * 3 + tx];
-                            ra += wgt * line[k];
-                            rb += wgt * line[k + 1];
-                            rc += wgt * line[k + 2];
-                        }
-                        const float wgt = tw[ey + y * 3 + ty];
-                        e0 += wgt * ra;
-                        e1 += wgt * rb;
-                        e2 += wgt * rc;
-                    }
+                    const float3 e = separable_taps(low, ti, tw, ey, ex, y, x, wl, 3);
+                    const float e0 = e.x, e1 = e.y, e2 = e.z;
                     const float d0 = image[p] - e0, d1 = image[p + 1] - e1, d2 = image[p + 2] - e2;
                     if (mode & 4) {
                         s1[p] = s2[p] = xp[p] = d0;
@@ -445,22 +441,8 @@ __kernel void tail_levels(__global const float* image_s, __global float* signal_
                 }
                 if (mode & 4) continue;
                 if (coarser) {
-                    float e0 = 0.0f, e1 = 0.0f, e2 = 0.0f;
-                    for (int ty = 0; ty < 3; ++ty) {
-                        __global const float* line = coarse + (long)ti[ey + y * 3 + ty] * wl * 3;
-                        float ra = 0.0f, rb = 0.0f, rc = 0.0f;
-                        for (int tx = 0; tx < 3; ++tx) {
-                            const int k = ti[ex + x * 3 + tx] * 3;
-                            const float wgt = tw[ex + x * 3 + tx];
-                            ra += wgt * line[k];
-                            rb += wgt * line[k + 1];
-                            rc += wgt * line[k + 2];
-                        }
-                        const float wgt = tw[ey + y * 3 + ty];
-                        e0 += wgt * ra;
-                        e1 += wgt * rb;
-                        e2 += wgt * rc;
-                    }
+                    const float3 e = separable_taps(coarse, ti, tw, ey, ex, y, x, wl, 3);
+                    const float e0 = e.x, e1 = e.y, e2 = e.z;
                     v0 = v0 + e0;
                     v1 = v1 + e1;
                     v2 = v2 + e2;
