@@ -85,7 +85,10 @@ def test_ctrl_c_on_opencl_drains_the_queue_and_exits_cleanly(tmp_path, require_b
         status, err, sent = _interrupt_once(clip, out_dir, pipeline, options, delay)
         what = f"run {i} ({pipeline}, SIGINT {delay} s after the first frame)"
         left = sorted(os.listdir(out_dir))
-        if status == -signal.SIGINT and left == ["out.mp4"] and not err:
+        # the library's warnings (one line each, "vidmag: warning: ...") are part of a completed run's stderr
+        problems = "\n".join(line for line in err.splitlines()
+                              if line.strip() and not line.startswith("vidmag: warning: "))
+        if status == -signal.SIGINT and left == ["out.mp4"] and not problems:
             # the signal came after the work and the file were complete, while the interpreter was already
             # shutting down (Python's handler is gone by then): a race of this test, not a crash
             continue
