@@ -19,6 +19,7 @@ is the in-memory run's byte for byte (tested in test_memory_budget.py).
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -29,7 +30,8 @@ from vidmag import tiles
 from vidmag._reference.pipelines import MIT_UNREAD_TAIL
 from vidmag.params import Plan, check_frame_count
 
-__all__ = ["ROUTES", "gaussian_tiled", "laplacian_on_disk"]
+__all__ = ["ROUTES", "gaussian_tiled", "laplacian_on_disk", "phase_floor", "phase_route", "riesz_on_disk",
+           "steerable_on_disk"]
 
 #: Complex values one band-pass block holds: a quarter of the cpu backend's piece (2**21), since the route is
 #: there to save memory; each value's series is filtered alone, so the block's width does not change a bit.
@@ -208,5 +210,232 @@ def gaussian_tiled(plan: Plan, source: Source, workdir: str, tile: tuple[int, in
             progress(t + 1)
 
 
+# --- the phase-based ideal pipelines -----------------------------------------------------------------------
+#
+# Neither pyramid tiles exactly. The Riesz pipelines process every level of a Laplacian pyramid as deep as the
+# frame allows (``pyramid_levels`` of the frame) but the residual: band k reaches ``8 * 2**k - 4`` pixels (see
+# vidmag.tiles.geometry), plus ``2 * ceil(2 sigma) * 2**k`` for the phase's blur at that level, which for the
+# deepest processed band exceeds the frame's short side, so a tile's halo would be the whole frame (and a tile
+# of its own size would get another level count). The steerable pyramid's filters are masks on the whole
+# frame's spectrum: as spatial kernels they wrap around the frame (circular convolution) and reach all of it,
+# and a tile's spectrum has another frequency grid (other radii on the masks, other crops), so no halo makes a
+# tile's run the frame's. Both therefore keep the per-coefficient phase series in time-major files, as
+# laplacian_ideal keeps its bands: the band-pass filters each value's series alone, so blocks of values need
+# no halo, and the per-frame steps re-run on the re-read frames in the reference's order.
+
+
+def _bandpass_file(path: str, T: int, values: int, bandpass: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Band-pass in place the series of a (T, values) float64 file, in blocks of :data:`_BLOCK_VALUES`
+    (pread / pwrite, as :func:`_filter_block`)."""
+    step = max(1, _BLOCK_VALUES // T)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        for c0 in range(0, values, step):
+            width = min(step, values - c0)
+            block = np.empty((T, width), dtype=np.float64)
+            for t in range(T):
+                block[t] = np.frombuffer(os.pread(fd, width * 8, (t * values + c0) * 8), dtype=np.float64)
+            filtered = np.ascontiguousarray(bandpass(block), dtype=np.float64)
+            for t in range(T):
+                os.pwrite(fd, filtered[t].tobytes(), (t * values + c0) * 8)
+    finally:
+        os.close(fd)
+
+
+class _SeriesFiles:
+    """One time-major float64 file per key under `workdir`: frame t's values appended in order, read back by
+    frame."""
+
+    def __init__(self, workdir: str, prefix: str, sizes: list[int]) -> None:
+        self.paths = [os.path.join(workdir, f"{prefix}{i}.f64") for i in range(len(sizes))]
+        self.sizes = sizes
+        self._handles = [open(path, "wb") for path in self.paths]  # closed by close()
+
+    def append(self, i: int, *arrays: np.ndarray) -> None:
+        for array in arrays:
+            np.ascontiguousarray(array, dtype=np.float64).tofile(self._handles[i])
+
+    def close(self) -> None:
+        for handle in self._handles:
+            handle.close()
+        self._handles = []
+
+    def bandpass(self, T: int, bandpass: Callable[[np.ndarray], np.ndarray]) -> None:
+        for path, size in zip(self.paths, self.sizes):
+            _bandpass_file(path, T, size, bandpass)
+
+    def frame(self, i: int, t: int) -> np.ndarray:
+        size = self.sizes[i]
+        return np.fromfile(self.paths[i], dtype=np.float64, count=size, offset=t * size * 8)
+
+
+def _emit(frames: Iterator[np.ndarray], saturation: tiles.Saturation, alpha: float,
+          progress: Callable[[int], None] | None) -> Iterator[np.ndarray]:
+    done = 0
+    for frame in frames:
+        saturation.count(frame, 0, output=True)
+        done += 1
+        yield frame
+        if progress is not None:
+            progress(done)
+    saturation.warn(alpha)
+
+
+def riesz_on_disk(plan: Plan, source: Source, workdir: str,
+                  progress: Callable[[int], None] | None = None) -> Iterator[np.ndarray]:
+    """riesz_ideal on the cpu backend with each level's accumulated phase in a time-major file under
+    `workdir`: the steps of :func:`vidmag._reference.riesz.riesz_ideal_frames`, in its order, so the output
+    is the same byte for byte."""
+    from vidmag._reference import riesz as ref
+    from vidmag._reference.colour import rgb_to_yiq
+    from vidmag._reference.pyramid import pyramid_levels
+    from vidmag._reference.temporal import ideal_bandpass
+
+    p = plan.params
+    saturation = tiles.Saturation()
+    frames = _Semantic(plan, source, saturation)
+    levels = pyramid_levels(plan.height, plan.width)
+    tracker, files, shapes = ref.PhaseTracker(), None, []
+    try:
+        for frame in frames():
+            quaternions, _ = ref.analyse(rgb_to_yiq(frame)[..., 0], levels)
+            phase, _ = tracker.update(quaternions)
+            if files is None:
+                files = _SeriesFiles(workdir, "phase", [2 * pc.size for pc, _ in phase])
+                shapes = [pc.shape for pc, _ in phase]
+            for i, (pc, ps) in enumerate(phase):
+                files.append(i, pc, ps)  # cos then sin: each value's series is filtered alone either way
+    finally:
+        if files is not None:
+            files.close()
+    T = frames.count or 0
+    if files is None or T == 0:
+        return
+    del tracker, phase, quaternions  # pass 2 holds its own frame
+    files.bandpass(T, lambda x: ideal_bandpass(x, p["fl"], p["fh"], plan.fs, mit=False))
+
+    def magnified() -> Iterator[np.ndarray]:
+        tracker = ref.PhaseTracker()  # the amplitudes again (they need the previous frame)
+        for t, frame in enumerate(frames()):
+            yiq = rgb_to_yiq(frame)
+            quaternions, residual = ref.analyse(yiq[..., 0], levels)
+            _, amplitudes = tracker.update(quaternions)
+            at_t = [tuple(files.frame(i, t).reshape(2, *shape)) for i, shape in enumerate(shapes)]
+            luma = ref._magnified_luma(quaternions, residual, at_t, amplitudes, p["alpha"], p["sigma"])
+            yield ref._render(yiq, luma, plan.mit)
+
+    yield from _emit(magnified(), saturation, p["alpha"], progress)
+
+
+def steerable_on_disk(plan: Plan, source: Source, workdir: str,
+                      progress: Callable[[int], None] | None = None) -> Iterator[np.ndarray]:
+    """steerable_ideal on the cpu backend with each band's phase (relative to frame 0) in a time-major file
+    under `workdir`: the steps of :func:`vidmag._reference.steerable.steerable_magnify`, each frame's in the
+    reference's order, so the output is the same byte for byte. Each frame's spectrum and bands are computed
+    on both passes (the reference keeps them for the clip)."""
+    from vidmag._reference import steerable as ref
+    from vidmag._reference.colour import rgb_to_yiq, yiq_to_rgb_uint8
+    from vidmag._reference.riesz import amplitude_weighted_blur
+    from vidmag._reference.temporal import ideal_bandpass
+
+    p = plan.params
+    saturation = tiles.Saturation()
+    frames = _Semantic(plan, source, saturation)
+    bank = ref.filters(plan.height, plan.width, p["orientations"], p["bands_per_octave"])
+    bands = bank[1:-1]
+    files = _SeriesFiles(workdir, "band", [band.filter.size for band in bands])
+    reference: list[np.ndarray] = []
+    try:
+        for frame in frames():
+            spec = ref.spectrum(rgb_to_yiq(frame)[..., 0])
+            for i, band in enumerate(bands):
+                angle = np.angle(ref.build_band(spec, band))
+                if len(reference) < len(bands):
+                    reference.append(angle)
+                files.append(i, np.mod(math.pi + angle - reference[i], 2 * math.pi) - math.pi)
+    finally:
+        files.close()
+    T = frames.count or 0
+    if T == 0:
+        return
+    if plan.mit:
+        files.bandpass(T, lambda x: ref.fir_window_bandpass(x, p["fl"], p["fh"], plan.fs))
+    else:
+        files.bandpass(T, lambda x: ideal_bandpass(x, p["fl"], p["fh"], plan.fs, mit=False))
+
+    def magnified() -> Iterator[np.ndarray]:
+        for t, frame in enumerate(frames()):
+            yiq = rgb_to_yiq(frame)
+            spec = ref.spectrum(yiq[..., 0])
+            out = np.zeros((plan.height, plan.width), dtype=np.complex128)
+            for i, band in enumerate(bands):
+                coefficients = ref.build_band(spec, band)
+                amplitude = np.abs(coefficients)
+                delta = files.frame(i, t).reshape(band.filter.shape)
+                phase = p["alpha"] * amplitude_weighted_blur(delta, amplitude, p["sigma"], mode="wrap")
+                base = amplitude * np.exp(1j * reference[i]) if p["attenuate_other_freq"] else coefficients
+                ref.add_band(out, np.exp(1j * phase) * base, band)
+            ref.add_residual(out, spec, bank[-1])
+            if not plan.mit:
+                ref.add_residual(out, spec, bank[0])
+            yiq[..., 0] = ref.collapse(out)
+            yield yiq_to_rgb_uint8(yiq, mit=plan.mit)
+
+    yield from _emit(magnified(), saturation, p["alpha"], progress)
+
+
+#: Bytes per pixel of a frame that the phase routes hold whatever the clip's length (measured on baby.mp4
+#: crops, docs/vidmag/memory.md): the frame's YIQ, its pyramid (and the previous frame's, for the Riesz
+#: phase difference), one frame of the filtered phase and the shift's temporaries.
+_PHASE_FRAME_BYTES = {"riesz_ideal": 200, "steerable_ideal": 160}
+
+
+def phase_floor(plan: Plan, n_frames: int) -> int:
+    """The least memory, in bytes, the phase route of `plan` (riesz_ideal, steerable_ideal) can run in on
+    `n_frames` frames: the fixed overhead (:data:`vidmag.tiles.OVERHEAD_BYTES`), one frame's work, and one
+    band-pass block of at most :data:`_BLOCK_VALUES` values (the block, its spectrum, the result and a
+    copy); steerable_ideal also keeps the filters and frame 0's phase of every band (for the relative phase
+    and ``attenuate_other_freq``)."""
+    pixels = plan.height * plan.width
+    held, widest = 0, 2 * pixels  # a Riesz file holds two values per coefficient of a level
+    if plan.pipeline == "steerable_ideal":
+        from vidmag._reference.steerable import filters
+
+        p = plan.params
+        bank = filters(plan.height, plan.width, p["orientations"], p["bands_per_octave"])
+        held = 2 * 8 * sum(band.filter.size for band in bank)
+        widest = max(band.filter.size for band in bank[1:-1])
+    block = 4 * 8 * n_frames * min(max(1, _BLOCK_VALUES // max(n_frames, 1)), widest)
+    return tiles.OVERHEAD_BYTES + _PHASE_FRAME_BYTES[plan.pipeline] * pixels + held + block
+
+
+def phase_route(plan: Plan, n_frames: int, budget: int,
+                ) -> Callable[[Source, str, Callable[[int], None] | None], Iterator[np.ndarray]]:
+    """The bounded route of riesz_ideal or steerable_ideal (cpu backend) on `n_frames` frames for `budget`
+    bytes: a callable ``(source, workdir, progress) -> frames`` named ``"phase on disk"``.
+
+    Raises
+    ------
+    ValueError
+        `budget` is below :func:`phase_floor`: even one frame's work does not fit (the message names memory
+        and the least budget that does).
+    """
+    need = phase_floor(plan, n_frames)
+    if budget < need:
+        raise ValueError(
+            f"memory: a budget of {budget} bytes is too small for {plan.pipeline} on {plan.height} x "
+            f"{plan.width} frames even out of core (one frame's work, a band-pass block and the fixed "
+            f"overhead need about {need} bytes); give memory={math.ceil(need / 2**20)}MiB or more")
+    run = riesz_on_disk if plan.pipeline == "riesz_ideal" else steerable_on_disk
+
+    def route(source: Source, workdir: str, progress: Callable[[int], None] | None = None,
+              ) -> Iterator[np.ndarray]:
+        return run(plan, source, workdir, progress)
+
+    route.name = "phase on disk"  # type: ignore[attr-defined]
+    return route
+
+
 #: The pipelines with a bounded-memory route, and the backends it runs on (None: every backend).
-ROUTES: dict[str, tuple[str, ...] | None] = {"laplacian_ideal": ("cpu",), "gaussian_ideal": None}
+ROUTES: dict[str, tuple[str, ...] | None] = {"laplacian_ideal": ("cpu",), "gaussian_ideal": None,
+                                              "riesz_ideal": ("cpu",), "steerable_ideal": ("cpu",)}

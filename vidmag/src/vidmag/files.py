@@ -50,7 +50,8 @@ class MagnifyResult:
         Whether an audio track was carried over.
     route : str
         How the whole-clip stack was held: ``"in memory"``, ``"bands on disk"`` (laplacian_ideal over the
-        memory budget) or ``"tiles of H x W"`` (gaussian_ideal over it).
+        memory budget), ``"tiles of H x W"`` (gaussian_ideal over it) or ``"phase on disk"`` (riesz_ideal and
+        steerable_ideal over it).
 
     Examples
     --------
@@ -268,11 +269,13 @@ def magnify_file(
         (see :func:`vidmag.tiles.parse_size`). None: :func:`vidmag.tiles.default_memory_budget` (half the
         available memory with psutil, else half the physical memory). When the estimate
         (:func:`vidmag.tiles.working_set`: frames x filtered pixels x 3 x bytes per value) exceeds it,
-        laplacian_ideal (cpu backend) keeps its band stacks in time-major files and gaussian_ideal runs in
-        spatial tiles from a decoded copy of the clip, both in a hidden temporary directory next to `dst`
-        that is removed on success, error and KeyboardInterrupt. The output is the same byte for byte. The
-        other pipelines do not grow with the clip (the streaming ones) or have no bounded route yet
-        (riesz_ideal, steerable_ideal, laplacian_ideal on another backend: they run in memory).
+        laplacian_ideal (cpu backend) keeps its band stacks in time-major files, riesz_ideal and
+        steerable_ideal (cpu backend) their phase series, and gaussian_ideal runs in spatial tiles from a
+        decoded copy of the clip, all in a hidden temporary directory next to `dst` that is removed on
+        success, error and KeyboardInterrupt. The output is the same byte for byte. The other pipelines do
+        not grow with the clip (the streaming ones) or have no bounded route yet (the ideal ones on a
+        float32 backend: they run in memory). A budget too small for even the phase route's one frame of
+        work is a ValueError naming memory.
     **params
         The pipeline's parameters: ``alpha``, ``level``, ``lambda_c``, ``fl``, ``fh``, ``r1``, ``r2``,
         ``chrom_attenuation`` (see :func:`vidmag.magnify`).
@@ -438,6 +441,8 @@ def _bounded_route(src: str, info: io.VideoInfo, pipeline: str, backend: str, fs
     n_frames = info.n_frames if info.n_frames else sum(1 for _ in io.read_frames(src))
     if working_set(plan, n_frames, backend=backend) <= budget:
         return None
+    if pipeline in ("riesz_ideal", "steerable_ideal"):
+        return _out_of_core.phase_route(plan, n_frames, budget)  # a ValueError naming memory if it cannot fit
     if pipeline == "laplacian_ideal":
         def route(source, workdir, progress):
             return _out_of_core.laplacian_on_disk(plan, source, workdir, progress)

@@ -556,8 +556,10 @@ def working_set(plan: Plan, n_frames: int, region: tuple[int, int] | None = None
 
     frames x (pixels of the filtered levels: the Gaussian down stack, or each amplified Laplacian band) x 3
     channels x bytes per value (8 on the cpu backend, 4 on the float32 ones), plus :data:`OVERHEAD_BYTES`.
-    The phase-based ideal pipelines hold more (the phase of each pyramid level, or the whole clip for
-    steerable_ideal): counted as 4 floats per pixel of a 4/3-size pyramid. A streaming pipeline holds O(1)
+    The phase-based ideal pipelines hold more: riesz_ideal the accumulated phase of each level and its
+    band-passed copy (6 floats per coefficient of the 4/3-size pyramid: 64 bytes a pixel on the cpu
+    backend), steerable_ideal the whole clip's YIQ, spectra, bands and output (14 float64 a pixel: 112
+    bytes; measured on 60 frames of baby.mp4: 49 and 110 bytes a pixel). A streaming pipeline holds O(1)
     frames: the overhead alone.
     """
     h, w = region or (plan.height, plan.width)
@@ -569,8 +571,10 @@ def working_set(plan: Plan, n_frames: int, region: tuple[int, int] | None = None
     elif plan.pipeline == "laplacian_ideal":
         sizes = level_sizes(h, w, plan.levels)
         per_frame = sum(sizes[k][0] * sizes[k][1] for k in _kept_levels(plan)) * values
-    elif plan.pipeline in WHOLE_CLIP_PIPELINES:
-        per_frame = int(h * w * 4 / 3) * 4 * 8
+    elif plan.pipeline == "riesz_ideal":
+        per_frame = int(h * w * 4 / 3) * 6 * _value_bytes(backend)
+    elif plan.pipeline == "steerable_ideal":
+        per_frame = h * w * 14 * _value_bytes(backend)
     else:
         per_frame = 0
     return OVERHEAD_BYTES + per_frame * n_frames
