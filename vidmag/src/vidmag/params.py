@@ -47,7 +47,7 @@ PHASE_BACKENDS: dict[str, tuple[str, ...]] = {
     "riesz_ideal": ("torch", "cpu"),
     "riesz_butterworth": ("torch", "cpu"),
     "riesz_iir": ("torch", "cpu"),
-    "steerable_ideal": ("cpu",),
+    "steerable_ideal": ("torch", "cpu"),
 }
 
 #: The pipelines with a causal Butterworth filter (fl > 0, fh < fs / 2).

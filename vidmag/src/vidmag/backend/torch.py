@@ -460,16 +460,21 @@ def magnify_tensor(
 
 def create():
     """The backend: the pipelines over the fused tier (:class:`TorchFused`), :class:`TorchOperations` as its
-    primitives; the Riesz pipelines from :mod:`vidmag.backend.torch_riesz`."""
-    from vidmag.backend import torch_riesz
+    primitives; the Riesz pipelines from :mod:`vidmag.backend.torch_riesz`, steerable_ideal from
+    :mod:`vidmag.backend.torch_steerable`."""
+    from vidmag.backend import torch_riesz, torch_steerable
     from vidmag.backend.generic import bind
     from vidmag.backend.phase import PhaseBackend
+
+    def phase_frames(plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[np.ndarray]:
+        module = torch_steerable if plan.pipeline in torch_steerable.PIPELINES else torch_riesz
+        return module.frames(ops, plan, source)
 
     ops = TorchOperations()
     return PhaseBackend(
         bind(ops, name="torch", fused=TorchFused(ops)),
-        pipelines=torch_riesz.PIPELINES,
-        frames=lambda plan, source: torch_riesz.frames(ops, plan, source),
+        pipelines=torch_riesz.PIPELINES + torch_steerable.PIPELINES,
+        frames=phase_frames,
         stream=lambda plan: torch_riesz.TorchRieszStream(ops, plan),
     )
 
