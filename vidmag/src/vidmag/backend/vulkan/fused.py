@@ -1,25 +1,12 @@
-"""The ``vulkan`` backend's fused tier (:class:`vidmag.backend.operations.FusedOperations`): what the
-pipelines of :mod:`vidmag.backend.generic` run on here.
-
-The tier's kernels are the tap maps, the matrix apply and the band-pass projection of
-:class:`~vidmag.backend.vulkan.operations.VulkanOperations` (which the primitives use too), the two-low-pass
-scan, and the render kernel, which resamples the signal along the height, adds it to the frame, converts to
-RGB, applies the MIT output handling and rounds in one pass per pixel. Every launch of a batch of frames is
-recorded into one command buffer, submitted when the render's bytes are read back: one submission per batch.
-"""
+"""The ``vulkan`` backend's fused tier: the shared :class:`~vidmag.backend.kernels.fused.KernelFused` on a
+Vulkan device. Every launch of a batch of frames is recorded into one command buffer, submitted when the
+render's bytes are read back: one submission per batch."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from vidmag.backend.kernels.fused import KernelFused
 
-import numpy as np
-
-from vidmag.backend.spatial_taps import Taps
-from vidmag.backend.stages import contiguous_span
-from vidmag.backend.vulkan.device import VkArray
-from vidmag.backend.vulkan.operations import Stack, VulkanOperations, _floats
-from vidmag.params import Plan
+__all__ = ["CHUNK_BYTES", "VulkanFused"]
 
 #: Bytes of input frames one batch holds (as the opencl backend's: 10 baby frames, 17 face frames). The
 #: batch's largest float buffer (level 0 reduced along the height) is twice that, well under lavapipe's
@@ -27,103 +14,16 @@ from vidmag.params import Plan
 CHUNK_BYTES = 16 * 2**20
 
 
-class VulkanFused:
-    """The fused tier on one Vulkan device, over the device's primitives object (its kernels and buffers).
+class VulkanFused(KernelFused):
+    """The fused tier on one Vulkan device, over its
+    :class:`~vidmag.backend.vulkan.operations.VulkanOperations`.
 
     Parameters
     ----------
     ops : VulkanOperations
     """
 
-    def __init__(self, ops: VulkanOperations) -> None:
-        self.ops = ops
-        self.rt = ops.rt
-        self._capacity = 0  # frames the reused upload buffer holds
+    name = "vulkan"
 
-    def synchronize(self) -> None:
-        """Wait for every launch so far (see :meth:`VulkanOperations.synchronize`)."""
-        self.ops.synchronize()
-
-    # --- frames in and out ------------------------------------------------------------------------------
-    def batch_frames(self, plan: Plan) -> int:
-        """Frames per batch: :data:`CHUNK_BYTES` of input, and a batch's largest float buffer (level 0
-        reduced along the height: 6 bytes per pixel) within one storage buffer.
-
-        Raises
-        ------
-        ValueError
-            One frame's buffers exceed the device's largest storage buffer (maxStorageBufferRange).
-        """
-        pixels = plan.height * plan.width
-        widest = 4 * 3 * (-(-plan.height // 2)) * plan.width
-        if widest > self.rt.max_bytes:
-            raise ValueError(
-                f"frames of {plan.height} x {plan.width} need float buffers of {widest} bytes, more than one "
-                f"storage buffer of {self.rt.runtime.device_name} holds ({self.rt.max_bytes} bytes, "
-                "maxStorageBufferRange): use backend='opencl', 'torch' or 'cpu', or smaller frames"
-            )
-        return max(1, min(CHUNK_BYTES // (3 * pixels), self.rt.max_bytes // widest))
-
-    def upload_frames(self, frames: Sequence[np.ndarray] | np.ndarray) -> VkArray:
-        """Host frames into one device buffer, reused from call to call (grown to the largest batch)."""
-        if isinstance(frames, np.ndarray):
-            frames = list(frames) if frames.ndim == 4 else [frames]
-        if not isinstance(frames, (list, tuple)):
-            kind = type(frames).__name__
-            raise TypeError(f"the vulkan backend takes host frames (NumPy uint8), got {kind}")
-        span = contiguous_span(frames)
-        host = span if span is not None else np.stack([np.asarray(f, dtype=np.uint8) for f in frames])
-        self._capacity = max(self._capacity, len(frames))
-        target = self.rt.scratch("frames", (self._capacity, *host.shape[1:]), np.uint8)
-        self.rt.write(target, np.ascontiguousarray(host, dtype=np.uint8))
-        if len(frames) == self._capacity:
-            return target
-        return VkArray(self.rt, (len(frames), *host.shape[1:]), np.uint8, target.buffer)
-
-    def download(self, frames: Any) -> np.ndarray:
-        return frames if isinstance(frames, np.ndarray) else self.ops.download(frames)
-
-    # --- kernels ----------------------------------------------------------------------------------------
-    def map_axis(self, frames: VkArray, taps: Taps, axis: int, *, other: VkArray | None = None, sign: int = 1,
-                 scratch: str | None = None) -> VkArray:
-        mode = 0 if other is None else (1 if sign > 0 else 2)
-        if axis == 1:
-            return self.ops.map_cols(frames, taps, other=other, mode=mode, out_key=scratch)
-        if axis == 2:
-            return self.ops.map_rows(frames, taps, other=other, mode=mode, out_key=scratch)
-        raise ValueError(f"axis must be 1 (height) or 2 (width), got {axis!r}")
-
-    def apply_matrix(self, frames: VkArray, matrix: np.ndarray) -> VkArray:
-        return self.ops.apply_matrix(frames, matrix)
-
-    def concat_frames(self, batches: list[VkArray]) -> Stack:
-        return self.ops.concat_frames(batches)
-
-    def take_frames(self, stack: Stack, start: int, stop: int) -> VkArray:
-        return self.ops.take_frames(stack, start, stop)
-
-    def bandpass(self, stack: Stack, fl: float, fh: float, fs: float, *, mit: bool, gains: tuple) -> Stack:
-        return self.ops.bandpass(stack, fl, fh, fs, mit=mit, gains=gains)
-
-    def scan_state(self, first: VkArray) -> tuple[VkArray, VkArray, VkArray]:
-        return self.ops.start_state(first)
-
-    def first_order_scan(self, state: tuple, frames: VkArray, c1: tuple, c2: tuple, gain: float) -> VkArray:
-        """The scan in place over ``frames``."""
-        return self.ops.scan_into(state, frames, c1, c2, gain)
-
-    def render(self, frames: VkArray, signal: VkArray | None, taps: Taps | None, c: np.ndarray,
-               e: np.ndarray) -> np.ndarray:
-        n, H, W, _ = frames.shape
-        out = self.rt.scratch("render-out", frames.shape, np.uint8)
-        if signal is None:  # no taps: the kernel adds nothing (E is 0 too)
-            k, h, signal_buf, iy, wy = 0, 1, self.rt.dummy(), self.rt.dummy(), self.rt.dummy()
-        else:
-            iy, wy = self.ops.taps(taps)
-            k, h, signal_buf = taps.index.shape[1], signal.shape[1], signal
-            if signal.shape != (n, taps.n_in, W, 3):
-                raise ValueError(f"signal has shape {signal.shape}, expected {(n, taps.n_in, W, 3)}")
-        pixels = n * H * W
-        self.rt.launch("render", -(-pixels // 4), frames, signal_buf, out, iy, wy, k, H, W, h, pixels,
-                       *_floats(c), *_floats(e))
-        return self.rt.download(out)
+    def chunk_bytes(self) -> int:
+        return CHUNK_BYTES  # read at every call: tests set smaller batches here

@@ -1,0 +1,363 @@
+"""vidmag's device kernels, written once through kernelkit's dialects: GLSL 4.50, CUDA C++, OpenCL C and MSL.
+
+Each kernel is one :class:`kernelkit.program.Program` (a GLSL compute shader has one ``main``, so one kernel
+per program on every target keeps one layout). The templates never ask which target they are written for: the
+index, the casts, the types and the parameter bindings come from the :class:`kernelkit.dialects.Dialect`
+(``{u32}`` / ``{f32}`` below are its scalar types, :meth:`~kernelkit.dialects.Dialect.cast` its conversions).
+The bodies are the arithmetic of the opencl backend's hand-written kernels (``backend/opencl/kernels/*.cl``),
+value for value in the same order, so every target agrees with them and with the NumPy reference the same way;
+the OpenCL build of these templates, which PoCL runs in CI, is what vouches for the CUDA and Metal text.
+
+Conventions (the same on every target, so one set of host code, :mod:`vidmag.backend.kernels`, serves all):
+
+- every kernel covers ``total`` work items with a bounds check; the launch is a 2-D grid of groups of
+  :data:`GROUP` (:func:`cover`), whose y rows extend the x axis past Vulkan's 65,535 groups;
+- bytes (frames, output) live in 32-bit words, four bytes per word, little-endian: GLSL 4.50 has no 8-bit
+  storage without an extension, and one layout keeps the host code one. A byte is read with a shift and a
+  mask; bytes are written four pixels (12 bytes, 3 whole words) per work item, so no two items share a word;
+- indices are 32-bit ints: the device layers keep every buffer under 2 GiB.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from kernelkit.dialects import DIALECTS, Dialect, Param
+from kernelkit.emitter import Emitter
+from kernelkit.program import KernelSignature, LaunchConfig, Program
+
+__all__ = ["GROUP", "KERNELS", "cover", "program"]
+
+#: Work items per group (a multiple of every subgroup size in use: 8 on lavapipe, 32 on NVIDIA, 32 / 64
+#: elsewhere).
+GROUP = 64
+
+#: The most groups along one axis of a dispatch every device takes (Vulkan's maxComputeWorkGroupCount, and
+#: CUDA's grid y).
+MAX_GROUPS = 65535
+
+
+def cover(total: int) -> LaunchConfig:
+    """Groups of :data:`GROUP` covering ``total`` work items: along x up to 65,535 groups, then in y rows (the
+    kernels index ``y * (groups along x) * GROUP + x`` and skip the items past ``total``)."""
+    groups = max(1, -(-int(total) // GROUP))
+    gx = min(groups, MAX_GROUPS)
+    return LaunchConfig((gx, -(-groups // gx)), (GROUP, 1))
+
+
+def _helpers(d: Dialect) -> list[str]:
+    u32, f32 = d.scalar("u32"), d.scalar("f32")
+    q = f"{d.function_qualifier} " if d.function_qualifier else ""
+    byte = d.cast(f32, "(buf[(i) >> 2] >> (8 * ((i) & 3))) & 255u")
+
+    def clamp_round(v: str) -> str:
+        return d.cast(u32, f"({v} < 255.0f ? {v} : 255.0f) + 0.5f")
+
+    return [
+        "// byte i of a buffer of 32-bit words, as a float 0 .. 255",
+        f"#define BYTE(buf, i) {byte}",
+        "",
+        "// The MIT output handling of one pixel (MIT_BYTES of the OpenCL kernels): negatives become 0,",
+        "// a pixel with a channel above 1 is divided by its largest channel, then x * 255 rounded half up",
+        "// (truncating x * 255 + 0.5, the values are >= 0 by then). The three bytes come back packed in one",
+        "// word (r in the low byte): a scalar return every target spells alike.",
+        f"{q}{u32} mit_bytes({f32} r, {f32} g, {f32} b)",
+        "{",
+        "    r = r > 0.0f ? r : 0.0f;",
+        "    g = g > 0.0f ? g : 0.0f;",
+        "    b = b > 0.0f ? b : 0.0f;",
+        f"    {f32} peak = r > g ? r : g;",
+        "    peak = peak > b ? peak : b;",
+        f"    const {f32} s = peak > 1.0f ? 255.0f / peak : 255.0f;",
+        "    r *= s;",
+        "    g *= s;",
+        "    b *= s;",
+        f"    return {clamp_round('r')} | ({clamp_round('g')} << 8) | ({clamp_round('b')} << 16);",
+        "}",
+    ]
+
+
+def _index(d: Dialect) -> str:
+    return (f"const int i = {d.global_index(1)} * ({d.num_groups(0)} * {d.group_dim(0)})"
+            f" + {d.global_index(0)};")
+
+
+def _p(name: str, kind: str, *, out: bool = False) -> Param:
+    return Param(name, kind, pointer=True, const=not out)
+
+
+def _s(*names: str, kind: str = "int") -> list[Param]:
+    return [Param(n, kind) for n in names]
+
+
+def _load(src_kind: str) -> str:
+    return "BYTE(src, {0})" if src_kind == "u8" else "src[{0}]"
+
+
+def _src(src_kind: str) -> Param:
+    return _p("src", "u32" if src_kind == "u8" else "f32")
+
+
+Template = tuple[list[Param], list[str]]
+
+
+def _rows(d: Dialect, src_kind: str) -> Template:
+    # along the width: (rows, w_in, 3) -> (rows, w_out, 3); item (x, row), one pixel's three channels
+    load = _load(src_kind)
+    params = [_src(src_kind), _p("dst", "f32", out=True), _p("other", "f32"), _p("idx", "int"),
+              _p("wt", "f32"), *_s("k", "w_in", "w_out", "mode", "total")]
+    body = [
+        "const int x = i % w_out;",
+        "const int base = (i / w_out) * w_in * 3;",
+        "float a = 0.0f, b = 0.0f, c = 0.0f;",
+        "for (int t = 0; t < k; ++t) {",
+        "    const int j = base + idx[x * k + t] * 3;",
+        "    const float g = wt[x * k + t];",
+        f"    a += g * {load.format('j')};",
+        f"    b += g * {load.format('j + 1')};",
+        f"    c += g * {load.format('j + 2')};",
+        "}",
+        "const int o = i * 3;",
+        "if (mode == 1) { a = other[o] + a; b = other[o + 1] + b; c = other[o + 2] + c; }",
+        "else if (mode == 2) { a = other[o] - a; b = other[o + 1] - b; c = other[o + 2] - c; }",
+        "dst[o] = a;",
+        "dst[o + 1] = b;",
+        "dst[o + 2] = c;",
+    ]
+    return params, body
+
+
+def _cols(d: Dialect, src_kind: str) -> Template:
+    # along the height: (n, h_in, w3) -> (n, h_out, w3); item (value of a row, y_out, frame)
+    # mode 0: map(src); 1: other + map(src); 2: other - map(src)
+    load = _load(src_kind)
+    params = [_src(src_kind), _p("dst", "f32", out=True), _p("other", "f32"), _p("idx", "int"),
+              _p("wt", "f32"), *_s("k", "h_in", "h_out", "w3", "mode", "total")]
+    body = [
+        "const int xc = i % w3;",
+        "const int rest = i / w3;",
+        "const int y = rest % h_out;",
+        "const int base = (rest / h_out) * h_in * w3 + xc;",
+        "float acc = 0.0f;",
+        f"for (int t = 0; t < k; ++t) acc += wt[y * k + t] * {load.format('base + idx[y * k + t] * w3')};",
+        "if (mode == 1) acc = other[i] + acc;",
+        "else if (mode == 2) acc = other[i] - acc;",
+        "dst[i] = acc;",
+    ]
+    return params, body
+
+
+_M = [f"m{j}" for j in range(9)]
+_C = [f"c{j}" for j in range(9)]
+_E = [f"e{j}" for j in range(9)]
+
+
+def _matrix(d: Dialect, src_kind: str) -> Template:
+    # pixels times a 3 x 3 matrix (row major m0 .. m8), one pixel per item
+    load = _load(src_kind)
+    params = [_src(src_kind), _p("dst", "f32", out=True), *_s(*_M, kind="f32"), *_s("total")]
+    body = [
+        "const int p = i * 3;",
+        f"const float a = {load.format('p')}, b = {load.format('p + 1')}, c = {load.format('p + 2')};",
+        "dst[p] = m0 * a + m1 * b + m2 * c;",
+        "dst[p + 1] = m3 * a + m4 * b + m5 * c;",
+        "dst[p + 2] = m6 * a + m7 * b + m8 * c;",
+    ]
+    return params, body
+
+
+def _pack_words(d: Dialect) -> list[str]:
+    # the 12 bytes of four pixels (v[0 .. 3], three bytes packed in each) as three words, the words past the
+    # buffer skipped
+    u32 = d.scalar("u32")
+    return [
+        "const int words = (3 * pixels + 3) / 4;",
+        "for (int j = 0; j < 3; ++j) {",
+        "    const int w = 3 * i + j;",
+        "    if (w >= words) break;",
+        f"    {u32} word = 0u;",
+        "    for (int q = 0; q < 4; ++q) {",
+        "        const int byte_ = 4 * j + q;",
+        "        word |= ((v[byte_ / 3] >> (8 * (byte_ % 3))) & 255u) << (8 * q);",
+        "    }",
+        "    dst[w] = word;",
+        "}",
+    ]
+
+
+def _to_bytes(d: Dialect) -> Template:
+    # YIQ (pixels, 3) float -> RGB bytes through m and the MIT output handling; four pixels per item
+    u32 = d.scalar("u32")
+    params = [_p("src", "f32"), _p("dst", "u32", out=True), *_s(*_M, kind="f32"), *_s("pixels", "total")]
+    body = [
+        f"{u32} v[4];",
+        "for (int q = 0; q < 4; ++q) {",
+        "    const int p = 4 * i + q;",
+        "    v[q] = 0u;",
+        "    if (p >= pixels) continue;",
+        "    const float y = src[3 * p], c = src[3 * p + 1], d = src[3 * p + 2];",
+        "    v[q] = mit_bytes(m0 * y + m1 * c + m2 * d, m3 * y + m4 * c + m5 * d, m6 * y + m7 * c + m8 * d);",
+        "}",
+        *_pack_words(d),
+    ]
+    return params, body
+
+
+def _render(d: Dialect) -> Template:
+    # frames (n, H, W, 3) bytes plus a signal (n, h, W, 3) resampled along the height through (iy, wy), k taps
+    # per output row (k 0: no signal): out = handle(C rgb + E signal); four pixels per item
+    u32 = d.scalar("u32")
+    params = [_p("frames", "u32"), _p("signal", "f32"), _p("dst", "u32", out=True), _p("iy", "int"),
+              _p("wy", "f32"), *_s("k", "H", "W", "h", "pixels"), *_s(*_C, *_E, kind="f32"), *_s("total")]
+    body = [
+        f"{u32} v[4];",
+        "for (int q = 0; q < 4; ++q) {",
+        "    const int p = 4 * i + q;",
+        "    v[q] = 0u;",
+        "    if (p >= pixels) continue;",
+        "    const int f = p / (H * W);",
+        "    const int rest = p % (H * W);",
+        "    const int y = rest / W;",
+        "    const int col = (f * h * W + rest % W) * 3;",
+        "    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f;",
+        "    for (int t = 0; t < k; ++t) {",
+        "        const float g = wy[y * k + t];",
+        "        const int j = col + iy[y * k + t] * W * 3;",
+        "        s0 += g * signal[j];",
+        "        s1 += g * signal[j + 1];",
+        "        s2 += g * signal[j + 2];",
+        "    }",
+        "    const float r = BYTE(frames, 3 * p), gr = BYTE(frames, 3 * p + 1), b = BYTE(frames, 3 * p + 2);",
+        "    v[q] = mit_bytes(c0 * r + c1 * gr + c2 * b + e0 * s0 + e1 * s1 + e2 * s2,",
+        "                     c3 * r + c4 * gr + c5 * b + e3 * s0 + e4 * s1 + e5 * s2,",
+        "                     c6 * r + c7 * gr + c8 * b + e6 * s0 + e7 * s1 + e8 * s2);",
+        "}",
+        *_pack_words(d),
+    ]
+    return params, body
+
+
+def _axpby(d: Dialect) -> Template:
+    params = [_p("a", "f32"), _p("b", "f32"), _p("dst", "f32", out=True), *_s("alpha", "beta", kind="f32"),
+              *_s("total")]
+    return params, ["dst[i] = alpha * a[i] + beta * b[i];"]
+
+
+def _level_gain(d: Dialect) -> Template:
+    # (pixels, 3): Y times gain_y, I and Q times gain_iq
+    params = [_p("src", "f32"), _p("dst", "f32", out=True), *_s("gain_y", "gain_iq", kind="f32"),
+              *_s("total")]
+    return params, [
+        "const int p = i * 3;",
+        "dst[p] = src[p] * gain_y;",
+        "dst[p + 1] = src[p + 1] * gain_iq;",
+        "dst[p + 2] = src[p + 2] * gain_iq;",
+    ]
+
+
+def _copy2d(d: Dialect) -> Template:
+    # rows x cols floats: dst[dst_off + r dst_stride + c] = src[src_off + r src_stride + c]
+    params = [_p("src", "f32"), _p("dst", "f32", out=True),
+              *_s("cols", "src_stride", "src_off", "dst_stride", "dst_off", "total")]
+    return params, [
+        "const int r = i / cols;",
+        "const int c = i % cols;",
+        "dst[dst_off + r * dst_stride + c] = src[src_off + r * src_stride + c];",
+    ]
+
+
+def _scan(d: Dialect) -> Template:
+    # a run of frames through two first-order low-passes, one item per sample, looping over time: x (t, p) is
+    # overwritten with g (lp1 - lp2); s1, s2 the low-pass states and xp the previous input, carried over
+    params = [_p("x", "f32", out=True), _p("s1", "f32", out=True), _p("s2", "f32", out=True),
+              _p("xp", "f32", out=True), *_s("t_len", "p_len"),
+              *_s("c1_y", "c1_x", "c1_xp", "c2_y", "c2_x", "c2_xp", "g", kind="f32"), *_s("total")]
+    return params, [
+        "float a = s1[i], b = s2[i], prev = xp[i];",
+        "for (int t = 0; t < t_len; ++t) {",
+        "    const int j = t * p_len + i;",
+        "    const float v = x[j];",
+        "    a = c1_y * a + c1_x * v + c1_xp * prev;",
+        "    b = c2_y * b + c2_x * v + c2_xp * prev;",
+        "    prev = v;",
+        "    x[j] = g * (a - b);",
+        "}",
+        "s1[i] = a;",
+        "s2[i] = b;",
+        "xp[i] = prev;",
+    ]
+
+
+def _project_coefficients(d: Dialect) -> Template:
+    # the ideal band-pass as a projection (vidmag.backend.bandpass_basis): with d = x - x[0] per series,
+    # coef (m, p) = analysis^T (m, t) d (t, p)
+    params = [_p("x", "f32"), _p("analysis", "f32"), _p("coef", "f32", out=True),
+              *_s("t_len", "m_len", "p_len", "total")]
+    return params, [
+        "const int p = i % p_len;",
+        "const int m = i / p_len;",
+        "const float x0 = x[p];",
+        "float acc = 0.0f;",
+        "for (int t = 0; t < t_len; ++t) acc += analysis[t * m_len + m] * (x[t * p_len + p] - x0);",
+        "coef[i] = acc;",
+    ]
+
+
+def _project_synthesis(d: Dialect) -> Template:
+    # out (t, p) = gain_c (identity d + synthesis (t, m) coef (m, p) + keeps_dc x[0]), the gain per channel
+    # c = (p0 + p) mod 3 (p0: where this piece of the series starts among all of them)
+    params = [_p("x", "f32"), _p("coef", "f32"), _p("synthesis", "f32"), _p("dst", "f32", out=True),
+              *_s("t_len", "m_len", "p_len", "p0"), *_s("identity", "keeps_dc", "g0", "g1", "g2", kind="f32"),
+              *_s("total")]
+    return params, [
+        "const int p = i % p_len;",
+        "const int t = i / p_len;",
+        "const int c = (p0 + p) % 3;",
+        "const float g = c == 0 ? g0 : (c == 1 ? g1 : g2);",
+        "const float x0 = x[p];",
+        "float acc = identity * (x[i] - x0) + keeps_dc * x0;",
+        "for (int m = 0; m < m_len; ++m) acc += synthesis[t * m_len + m] * coef[m * p_len + p];",
+        "dst[i] = g * acc;",
+    ]
+
+
+#: Kernel name -> template ``dialect -> (parameters, body lines)``.
+KERNELS = {
+    "rows_f32": lambda d: _rows(d, "f32"),
+    "rows_u8": lambda d: _rows(d, "u8"),
+    "cols_f32": lambda d: _cols(d, "f32"),
+    "cols_u8": lambda d: _cols(d, "u8"),
+    "matrix_f32": lambda d: _matrix(d, "f32"),
+    "matrix_u8": lambda d: _matrix(d, "u8"),
+    "to_bytes": _to_bytes,
+    "render": _render,
+    "axpby": _axpby,
+    "level_gain": _level_gain,
+    "copy2d": _copy2d,
+    "scan": _scan,
+    "project_coefficients": _project_coefficients,
+    "project_synthesis": _project_synthesis,
+}
+
+
+@functools.cache
+def program(name: str, dialect: Dialect | str = "glsl") -> Program:
+    """Kernel ``name`` (a key of :data:`KERNELS`) as a Program of one kernel in ``dialect`` (a
+    :class:`~kernelkit.dialects.Dialect` or its name: ``"glsl"``, ``"cuda"``, ``"opencl"``, ``"metal"``)."""
+    if name not in KERNELS:
+        raise ValueError(f"name must be one of {', '.join(KERNELS)}; got {name!r}")
+    if isinstance(dialect, str):
+        if dialect not in DIALECTS:
+            raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}; got {dialect!r}")
+        dialect = DIALECTS[dialect]
+    params, body = KERNELS[name](dialect)
+    e = Emitter(dialect)
+    prelude = dialect.prelude(set()).rstrip("\n")
+    if prelude:
+        e.line(prelude)
+    e.lines(_helpers(dialect))
+    with e.kernel(name, params):
+        e.line(_index(dialect))
+        e.line("if (i >= total) return;")
+        e.lines(body)
+    return Program(e.text(), dialect, (KernelSignature(name, tuple(params)),), name=f"vidmag-{name}")
