@@ -127,9 +127,11 @@ def fast_griffin_lim(
     c = momentum / (1 + momentum)
     if project is None:
         if host:
+
             def project(a: Any) -> Any:
                 return _project_numpy(a, S, eps)
         else:
+
             def project(a: Any) -> Any:
                 return a / (abs(a) + eps) * S
 
