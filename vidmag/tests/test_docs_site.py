@@ -59,7 +59,6 @@ PUBLIC_MODULES = [
 # module other work was changing while the docs were written); kernelkit.Dialect's fifty fields are described
 # by comments in dialects.py rather than by a Parameters section.
 KNOWN_GAPS: dict[str, set[str]] = {
-    "vidmag.backend.stream.FilterState": {"Examples"},
     "kernelkit.Dialect": {"Parameters"},
 }
 

@@ -67,6 +67,19 @@ class FilterState:
     stages : PrimitiveStages or FusedStages
     plan : Plan
         A streaming pipeline's plan.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from vidmag.backend import select
+    >>> from vidmag.backend.stream import FilterState
+    >>> from vidmag.params import make_plan
+    >>> plan = make_plan("laplacian_iir", fs=30, compat=None, frame_shape=(64, 96, 3),
+    ...                  params=dict(alpha=10, lambda_c=16, r1=0.4, r2=0.05, chrom_attenuation=0.1))
+    >>> state = FilterState(select("cpu")[1].stages, plan)
+    >>> batches = state.push([np.full((64, 96, 3), 128, np.uint8) for _ in range(3)])
+    >>> [b.shape for b in batches]   # frame 0 on its own (its input bytes), then the magnified frames
+    [(1, 64, 96, 3), (2, 64, 96, 3)]
     """
 
     def __init__(self, stages: Any, plan: Plan) -> None:
