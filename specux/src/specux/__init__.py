@@ -35,6 +35,7 @@ from specux.ops.cepstral import lfcc, mfcc
 from specux.ops.chroma import chroma_cqt, chroma_stft
 from specux.ops.convolve import fftconvolve
 from specux.ops.cqt import cqt, vqt
+from specux.ops.inverse import griffinlim, mel_to_audio, mel_to_stft, mfcc_to_audio, mfcc_to_mel
 from specux.ops.mel import melspectrogram
 from specux.ops.stft import istft, stft
 from specux.ops.tuning import estimate_tuning, pitch_tuning
@@ -62,15 +63,20 @@ __all__ = [
     "fft",
     "fftconvolve",
     "filters",
+    "griffinlim",
     "hz_to_mel",
     "hz_to_midi",
     "hz_to_octs",
     "is_deterministic",
     "istft",
     "lfcc",
+    "mel_to_audio",
     "mel_to_hz",
+    "mel_to_stft",
     "melspectrogram",
     "mfcc",
+    "mfcc_to_audio",
+    "mfcc_to_mel",
     "midi_to_hz",
     "note_to_hz",
     "octs_to_hz",
