@@ -35,12 +35,16 @@ class KernelFused:
     Parameters
     ----------
     ops : KernelOperations
+    name : str, optional
+        The backend's name, for error messages.
     """
 
     #: the backend's name, for error messages
     name = "kernel"
 
-    def __init__(self, ops: KernelOperations) -> None:
+    def __init__(self, ops: KernelOperations, name: str | None = None) -> None:
+        if name is not None:
+            self.name = name
         self.ops = ops
         self.rt = ops.rt
         self._capacity = 0  # frames the reused upload buffer holds

@@ -1,0 +1,51 @@
+"""The ``cuda`` backend: the kernels written once (:mod:`vidmag.backend.kernels`), emitted as CUDA C++ and
+compiled at run time by NVRTC straight to a cubin for the device's architecture, on kernelkit's CUDA runtime
+(cuda-bindings: the driver API and NVRTC; no compiler at install time).
+
+The primitives and the fused tier are the shared host code of :mod:`vidmag.backend.kernels` over the device
+layer :class:`~vidmag.backend.cuda.device.CudaDevice`: stream-ordered device memory, launches in order on the
+runtime's non-blocking stream, NumPy frames in and out through page-locked (pinned) staging buffers, copied
+asynchronously on that stream. Both streaming pipelines stream frame by frame through the same code as every
+other backend (:meth:`vidmag.backend.generic.Backend.open`).
+
+What it has not been: run on an NVIDIA GPU. Every kernel is compiled by NVRTC for sm_80, sm_90 and sm_100 in
+the tests, and the whole host path runs there against an emulated driver that runs each launch's OpenCL build
+of the same kernel on PoCL; ``scripts/dev/gpu_check.sh`` checks it on a GPU when one is lent.
+
+Importing this package imports no CUDA library; :func:`probe` looks for one, :func:`create` loads it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["create", "pinned_by", "probe"]
+
+
+def probe() -> str | None:
+    """Why the cuda backend cannot run here, or None when it can.
+
+    kernelkit's probe: cuda-bindings missing, the NVIDIA driver (libcuda) missing, cuInit failing, no device,
+    NVRTC missing, or a small kernel that does not build and run on device 0, each with its remedy.
+    """
+    try:
+        from kernelkit import cuda
+    except Exception as error:  # a broken install
+        return f"kernelkit.cuda failed to import: {type(error).__name__}: {error}"
+    return cuda.probe()
+
+
+def pinned_by() -> str | None:
+    """Always None: kernelkit's CUDA runtime runs device 0 (choose it with ``CUDA_VISIBLE_DEVICES``), and no
+    setting of ours names a CUDA device, so "auto" moves past cuda when it cannot run."""
+    return None
+
+
+def create():
+    """The backend: the pipelines over the shared fused tier, the shared primitives, on a
+    :class:`~vidmag.backend.cuda.device.CudaDevice`."""
+    from vidmag.backend.cuda.device import CudaDevice
+    from vidmag.backend.generic import bind
+    from vidmag.backend.kernels.fused import KernelFused
+    from vidmag.backend.kernels.operations import KernelOperations
+
+    operations = KernelOperations(CudaDevice())
+    return bind(operations, name="cuda", fused=KernelFused(operations, name="cuda"))
