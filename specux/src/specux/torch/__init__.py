@@ -7,12 +7,36 @@ torch tensors through these ops, so autograd and ``torch.compile(fullgraph=True)
 modules here own the windows and filter banks as buffers.
 
 Modules: :class:`STFT`, :class:`ISTFT`, :class:`MelSpectrogram`, :class:`MFCC`, :class:`LFCC`, :class:`CQT`,
-:class:`VQT`, :class:`Chroma`. See ``docs/specux/torch.md``.
+:class:`VQT`, :class:`Chroma`, and torchaudio's inverses :class:`GriffinLim` and
+:class:`InverseMelScale`. See ``docs/specux/torch.md``.
 """
 
 from __future__ import annotations
 
 from specux.torch import _ops as ops
-from specux.torch._modules import CQT, ISTFT, LFCC, MFCC, STFT, VQT, Chroma, MelSpectrogram
+from specux.torch._modules import (
+    CQT,
+    ISTFT,
+    LFCC,
+    MFCC,
+    STFT,
+    VQT,
+    Chroma,
+    GriffinLim,
+    InverseMelScale,
+    MelSpectrogram,
+)
 
-__all__ = ["CQT", "ISTFT", "LFCC", "MFCC", "STFT", "VQT", "Chroma", "MelSpectrogram", "ops"]
+__all__ = [
+    "CQT",
+    "ISTFT",
+    "LFCC",
+    "MFCC",
+    "STFT",
+    "VQT",
+    "Chroma",
+    "GriffinLim",
+    "InverseMelScale",
+    "MelSpectrogram",
+    "ops",
+]

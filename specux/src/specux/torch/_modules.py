@@ -743,3 +743,230 @@ class Chroma(nn.Module):
             a["bins_per_octave"],
             a["res_type"],
         )
+
+
+# --- inverses, with torchaudio's names and defaults
+# -----------------------------------------------------------------
+
+
+class GriffinLim(nn.Module):
+    """Signal from a magnitude spectrogram by fast Griffin-Lim: torchaudio.transforms.GriffinLim's module
+    (same arguments and defaults), on the ``specux::stft`` / ``specux::istft`` ops.
+
+    Each iteration is torchaudio's (and :func:`specux.griffinlim`'s): inverse STFT of ``S * angles``, STFT
+    with ``center=True`` and ``pad_mode="reflect"``, momentum ``momentum / (1 + momentum)`` against the
+    previous STFT, phases ``A / (|A| + 1e-16)``; then the inverse of the last estimate.
+
+    Parameters
+    ----------
+    n_fft : int
+        FFT length; ``specgram`` has ``n_fft // 2 + 1`` bins.
+    n_iter : int
+        Iterations.
+    win_length : int or None
+        Window length; ``None``: ``n_fft``.
+    hop_length : int or None
+        Samples between frames; ``None``: ``win_length // 2`` (torchaudio's default, not librosa's).
+    window_fn : callable
+        ``window_fn(win_length, **wkwargs)`` returns the window (a tensor); default ``torch.hann_window``.
+    power : float
+        Exponent of ``specgram`` (2: power, 1: magnitude); it is raised to ``1 / power`` first.
+    wkwargs : dict or None
+        Keyword arguments of ``window_fn``.
+    momentum : float
+        In [0, 1); 0 is the original Griffin-Lim.
+    length : int or None
+        Samples of the output (also inside the loop, as torchaudio does).
+    rand_init : bool
+        Random start phases (``torch.rand`` of the complex dtype, torchaudio's, so the same torch seed gives
+        its start), else zero phase.
+
+    Notes
+    -----
+    Buffers: ``window`` (win_length,), as torchaudio's. ``forward(specgram)``: (..., n_fft // 2 + 1, frames)
+    -> (..., time). Differentiable with respect to ``specgram``; traceable by ``torch.compile`` (fullgraph).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import specux.torch as st
+    >>> specgram = torch.rand(2, 257, 40)
+    >>> st.GriffinLim(n_fft=512, n_iter=4, rand_init=False)(specgram).shape
+    torch.Size([2, 9984])
+    """
+
+    def __init__(
+        self,
+        n_fft: int = 400,
+        n_iter: int = 32,
+        win_length: int | None = None,
+        hop_length: int | None = None,
+        window_fn: Any = torch.hann_window,
+        power: float = 2.0,
+        wkwargs: dict | None = None,
+        momentum: float = 0.99,
+        length: int | None = None,
+        rand_init: bool = True,
+    ) -> None:
+        super().__init__()
+        from specux import _validate
+
+        name = "GriffinLim"
+        m = _validate.real(momentum, "momentum", name)
+        if not 0 <= m < 1:
+            raise ValueError(f"{name}: momentum must be in [0, 1); got {momentum!r}")
+        self.n_fft = _validate.positive_int(n_fft, "n_fft", name)
+        self.n_iter = _validate.positive_int(n_iter, "n_iter", name, minimum=0)
+        self.win_length = (
+            n_fft if win_length is None else _validate.positive_int(win_length, "win_length", name)
+        )
+        if self.win_length > self.n_fft:
+            raise ValueError(f"{name}: win_length={self.win_length} must be <= n_fft={self.n_fft}")
+        self.hop_length = (
+            max(self.win_length // 2, 1)
+            if hop_length is None
+            else _validate.positive_int(hop_length, "hop_length", name)
+        )
+        self.power = _validate.positive_float(power, "power", name)
+        self.length = None if length is None else _validate.positive_int(length, "length", name)
+        self.momentum = m
+        self.rand_init = _validate.flag(rand_init, "rand_init", name)
+        window = window_fn(self.win_length) if wkwargs is None else window_fn(self.win_length, **wkwargs)
+        self.register_buffer("window", window)
+
+    def _inverse(self, X: Tensor) -> Tensor:
+        return _ops.istft(
+            X,
+            self.window,
+            "boxcar",
+            self.n_fft,
+            self.hop_length,
+            self.win_length,
+            True,
+            self.length,
+            "ignore",
+        )
+
+    def _rebuild(self, X: Tensor) -> Tensor:
+        frames = _ops.stft_frames(
+            self._inverse(X),
+            self.window,
+            "boxcar",
+            self.n_fft,
+            self.hop_length,
+            self.win_length,
+            True,
+            "reflect",
+            "complex",
+        )
+        return frames.transpose(-1, -2)
+
+    def forward(self, specgram: Tensor) -> Tensor:
+        from specux.ops._phase_retrieval import fast_griffin_lim
+
+        if specgram.dim() < 2 or specgram.shape[-2] != self.n_fft // 2 + 1:
+            raise ValueError(
+                f"GriffinLim: specgram must have shape (..., {self.n_fft // 2 + 1}, frames) for "
+                f"n_fft={self.n_fft}; got {tuple(specgram.shape)}"
+            )
+        S = specgram.pow(1 / self.power)
+        cdtype = torch.complex128 if S.dtype == torch.float64 else torch.complex64
+        if self.rand_init:
+            angles = torch.rand(S.size(), dtype=cdtype, device=S.device)
+        else:
+            angles = torch.ones(S.size(), dtype=cdtype, device=S.device)
+        X = fast_griffin_lim(
+            S, angles, n_iter=self.n_iter, momentum=self.momentum, rebuild=self._rebuild, eps=1e-16
+        )
+        return self._inverse(X)
+
+
+class InverseMelScale(nn.Module):
+    """Linear-frequency spectrogram from a mel spectrogram by least squares: torchaudio.transforms.
+    InverseMelScale's module (same arguments, defaults and result).
+
+    Solves ``fb.T @ X = melspec`` with ``torch.linalg.lstsq`` (LAPACK's ``driver``) for every frame and clips
+    negative values to zero (``relu``), where ``fb`` is torchaudio's mel bank
+    (:func:`specux.filters.mel_torchaudio`). For librosa's non-negative least squares, see
+    :func:`specux.mel_to_stft`.
+
+    Parameters
+    ----------
+    n_stft : int
+        Frequency bins of the STFT (``n_fft // 2 + 1``).
+    n_mels : int
+        Mel bands.
+    sample_rate : int
+        Sampling rate, Hz.
+    f_min : float
+        Lowest frequency, Hz.
+    f_max : float or None
+        Highest frequency, Hz; ``None``: ``sample_rate // 2``.
+    norm : {None, "slaney"}
+        Area normalisation of the bands.
+    mel_scale : {"htk", "slaney"}
+        The mel scale.
+    driver : {"gels", "gelsy", "gelsd", "gelss"}
+        The ``torch.linalg.lstsq`` driver (CUDA: only ``"gels"``, which assumes full rank).
+
+    Notes
+    -----
+    Buffers: ``fb`` (n_stft, n_mels), float32, as torchaudio's. ``forward(melspec)``: (..., n_mels, time) ->
+    (..., n_stft, time). Differentiable where ``torch.linalg.lstsq`` is (full-rank banks).
+
+    Examples
+    --------
+    >>> import torch
+    >>> import specux.torch as st
+    >>> inv = st.InverseMelScale(n_stft=257, n_mels=64, sample_rate=16000)
+    >>> inv(torch.rand(2, 64, 10)).shape
+    torch.Size([2, 257, 10])
+    """
+
+    def __init__(
+        self,
+        n_stft: int,
+        n_mels: int = 128,
+        sample_rate: int = 16000,
+        f_min: float = 0.0,
+        f_max: float | None = None,
+        norm: str | None = None,
+        mel_scale: str = "htk",
+        driver: str = "gels",
+    ) -> None:
+        super().__init__()
+        from specux import _validate
+        from specux.filters import mel_torchaudio
+
+        name = "InverseMelScale"
+        self.n_stft = _validate.positive_int(n_stft, "n_stft", name, minimum=2)
+        self.n_mels = _validate.positive_int(n_mels, "n_mels", name)
+        self.sample_rate = _validate.positive_int(sample_rate, "sample_rate", name)
+        self.f_min = _validate.real(f_min, "f_min", name)
+        self.f_max = float(self.sample_rate // 2) if f_max is None else _validate.real(f_max, "f_max", name)
+        if self.f_min > self.f_max:
+            raise ValueError(f"{name}: f_min={f_min} must be <= f_max={self.f_max}")
+        self.norm = _validate.choice(norm, "norm", name, (None, "slaney"))
+        self.mel_scale = _validate.choice(mel_scale, "mel_scale", name, ("htk", "slaney"))
+        self.driver = _validate.choice(driver, "driver", name, ("gels", "gelsy", "gelsd", "gelss"))
+        bank = mel_torchaudio(
+            sr=self.sample_rate,
+            n_fft=2 * (self.n_stft - 1),
+            n_mels=self.n_mels,
+            fmin=self.f_min,
+            fmax=self.f_max,
+            htk=self.mel_scale == "htk",
+            norm=self.norm,
+        )
+        self.register_buffer("fb", torch.from_numpy(np.array(bank, dtype=np.float32).T.copy()))
+
+    def forward(self, melspec: Tensor) -> Tensor:
+        shape = melspec.shape
+        if melspec.dim() < 2 or shape[-2] != self.n_mels:
+            raise ValueError(
+                f"InverseMelScale: melspec must have shape (..., {self.n_mels}, time) "
+                f"(n_mels={self.n_mels}); got {tuple(shape)}"
+            )
+        x = melspec.reshape(-1, shape[-2], shape[-1])
+        solution = torch.linalg.lstsq(self.fb.transpose(-1, -2)[None], x, driver=self.driver).solution
+        return torch.relu(solution).reshape((*shape[:-2], self.n_stft, shape[-1]))
