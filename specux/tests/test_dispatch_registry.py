@@ -105,12 +105,12 @@ def test_auto_with_numpy_picks_cpu_here():
 
 def test_backend_without_an_operation_names_the_servers(require_backend):
     backend = require_backend("opencl")
-    assert "cqt" not in backend.ops  # the constant-Q family is host-only in this build
+    assert "estimate_tuning" not in backend.ops  # computed on the host only
     with pytest.raises(
         specux.UnsupportedOperationError,
         match=r"'opencl' does not provide this operation; it is served by: .*cpu",
     ):
-        specux.cqt(np.zeros(4096), sr=22050, n_bins=12, backend="opencl")
+        registry.select(np.zeros(4096), "opencl", "estimate_tuning", "specux.estimate_tuning")
 
 
 def test_named_backend_is_strict_about_device_arrays():

@@ -34,6 +34,8 @@ EXEC_MODULES = {
     "lfcc": "feature_exec",
     "chroma_stft": "feature_exec",
     "fftconvolve": "convolve_exec",
+    "cqt": "cq_exec",
+    "vqt": "cq_exec",
 }
 
 # one host call at a time per runtime: kernelkit's runtimes keep per-runtime scratch (tables, staging)

@@ -23,7 +23,7 @@ import numpy as np
 
 from specux import _arrays, _memory, _validate
 from specux._backend_doc import backends_doc
-from specux._dispatch import prepare
+from specux._dispatch import cast_host, finish, prepare
 from specux._filters import constant_q as cqf
 from specux._resample import SOXR_QUALITIES, StreamDownsampler, check_res_type, downsample
 from specux._threads import can_fan_out, pool, single_threaded_blas
@@ -581,9 +581,9 @@ def _check_signal(y: Any, public: str) -> np.ndarray:
     return x
 
 
-def _output_dtype(dtype: Any, x: np.ndarray, public: str) -> str:
+def _output_dtype(dtype: Any, x: Any, public: str) -> str:
     if dtype is None:
-        return "complex64" if x.dtype == np.float32 else "complex128"
+        return "complex64" if _arrays.real_dtype_name(x) == "float32" else "complex128"
     name = _validate.numpy_dtype(dtype, "dtype", public, "None, complex64 or complex128").name
     if name not in ("complex64", "complex128"):
         raise TypeError(f"{public}: dtype must be None, complex64 or complex128; got {name}")
@@ -798,10 +798,15 @@ def cqt(
     )
 
 
-def validate_vqt(y: Any, public: str, **kw: Any) -> tuple[np.ndarray, VqtParams]:
+def validate_vqt(y: Any, public: str, device: bool = False, **kw: Any) -> tuple[Any, VqtParams]:
     """Check every argument of :func:`vqt` (see there) and return the numpy signal and a
-    :class:`VqtParams`."""
-    x = _check_signal(y, public)
+    :class:`VqtParams`.
+
+    ``device``: for a device backend, where ``y`` may be a device array (returned as it is, never copied to
+    the host) and the soxr qualities need no ``soxr`` package (the device designs its own filter, see
+    :mod:`specux._runtime.cq_exec`).
+    """
+    x = _device_signal(y, public) if device else _check_signal(y, public)
     sr = _validate.positive_float(kw["sr"], "sr", public)
     hop = _validate.positive_int(kw["hop_length"], "hop_length", public)
     n_bins = _validate.positive_int(kw["n_bins"], "n_bins", public)
@@ -832,13 +837,22 @@ def validate_vqt(y: Any, public: str, **kw: Any) -> tuple[np.ndarray, VqtParams]
     scale = _validate.flag(kw["scale"], "scale", public)
     _validate.choice(kw["pad_mode"], "pad_mode", public, _validate.PAD_MODES)
     res_type = kw["res_type"]
-    if res_type is not None:
+    if device:
+        from specux._runtime.cq_exec import check_device_res_type
+
+        check_device_res_type(res_type, public)
+    elif res_type is not None:
         check_res_type(res_type)
     fmin = cqf.c1_hz() if kw["fmin"] is None else _validate.real(kw["fmin"], "fmin", public)
     if not fmin > 0:
         raise ValueError(f"{public}: fmin must be a positive frequency in Hz; got {kw['fmin']!r}")
     tuning = kw["tuning"]
     if tuning is None:
+        if not isinstance(x, np.ndarray):
+            raise ValueError(
+                f"{public}: tuning=None estimates the tuning from the signal on the host; for an array on a "
+                "device pass tuning explicitly (for example specux.estimate_tuning of a host copy)"
+            )
         tuning = estimate_tuning(x, sr=sr, bins_per_octave=bpo)
     else:
         tuning = _validate.real(tuning, "tuning", public)
@@ -918,11 +932,37 @@ def warn_if_short(n: int, p: VqtParams, public: str) -> None:
         )
 
 
+def _device_signal(y: Any, public: str) -> Any:
+    """``y`` for a device backend: a numpy view of host input, a device array as it is; checked as
+    :func:`_check_signal` checks."""
+    x = _arrays.to_numpy(y) if _arrays.is_host(y) else y
+    name = _arrays.real_dtype_name(x)
+    if name not in ("float32", "float64"):
+        raise TypeError(f"{public}: y must be float32 or float64; got dtype {name}")
+    if len(x.shape) < 1 or x.shape[-1] == 0:
+        raise ValueError(
+            f"{public}: y must have at least one sample along its last axis; got shape {tuple(x.shape)}"
+        )
+    return x
+
+
 def _vqt_frontend(y: Any, public: str, *, backend: str, **kw: Any) -> Any:
-    prepare(y, backend, public, public)
-    x, params = validate_vqt(y, public, **kw)
+    chosen, x = prepare(y, backend, public, public)
+    if chosen.name == "cpu":
+        x, params = validate_vqt(y, public, **kw)
+        warn_if_short(x.shape[-1], params, public)
+        return _arrays.like(vqt_cpu(x, params), y)
+    # a device backend (specux._runtime.cq_exec): the same parameters, the signal cast to the real precision
+    # of the output as the CPU casts it
+    x, params = validate_vqt(x, public, device=True, **kw)
+    real = np.finfo(np.dtype(params.dtype)).dtype.name
+    if real not in chosen.dtypes:
+        raise TypeError(
+            f"{public}: backend {chosen.name!r} computes in {', '.join(sorted(chosen.dtypes))}; a "
+            f"{params.dtype} result needs {real} (this device lacks it): pass float32 input or backend='cpu'"
+        )
     warn_if_short(x.shape[-1], params, public)
-    return _arrays.like(vqt_cpu(x, params), y)
+    return finish(getattr(chosen, public)(cast_host(x, real), params), y)
 
 
 #: the name under which the cpu backend table (specux._backends.cpu) looks an operation's implementation up

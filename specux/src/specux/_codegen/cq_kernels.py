@@ -1,0 +1,175 @@
+"""Kernel templates of the constant-Q family (cqt, vqt) on a device, written once for every dialect.
+
+The transform is librosa's multirate algorithm as :mod:`specux.ops.cqt` plans it; what runs on the device is
+(see :mod:`specux._runtime.cq_exec`): a decimating FIR per resampling, the framing and FFT of the stft family
+(:mod:`specux._codegen.spectral_kernels`, :mod:`specux._codegen.fft_kernels`), and the product of each
+octave's spectra with its sparse frequency-domain basis:
+
+``decimate``
+    ``dst[b, m] = gain * sum_j taps[j] * src[b, factor * m - k0 - j]`` for ``m < count`` (the signal zero
+    outside ``[0, n_in)``), 0 for ``count <= m < n_out``: the linear form of a downsampler
+    (:class:`specux._resample_linear.LinearForm`). One thread per output sample, taps in increasing order:
+    a non-finite input reaches only the outputs whose taps cover it.
+``cq_product``
+    ``dst[b, row0 + k, t] = sum_j w[j] * X[b, first[k] + j - off[k], t]`` over the packed support of
+    filter ``k`` (complex weights, row offsets ``off``), for the first ``t_out`` frames of the octave's
+    spectra ``X`` (B, F, t_src). With ``two_sided`` a bin ``f >= F`` reads ``conj(X[n_fft - f])`` (the
+    spectrum of a real frame), which serves ``res_type=None``'s full-spectrum basis. One thread per output
+    element, ``t`` fastest: the loads of a warp are coalesced over frames and the weights broadcast.
+
+Runtime sizes are kernel arguments; a spec fixes the storage, the compute precision and the structure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernelkit.dialects import COMPUTE_OF, Dialect, Param
+from kernelkit.emitter import Emitter
+from specux._codegen.fft_kernels import KernelSource
+
+#: threads per block of every kernel here
+BLOCK = 256
+
+
+@dataclass(frozen=True)
+class DecimateSpec:
+    """A decimating FIR from ``in_storage`` rows into rows of the compute precision ``prec``."""
+
+    in_storage: str
+    prec: str
+
+
+@dataclass(frozen=True)
+class CqProductSpec:
+    """The sparse product of one octave's spectra (compute precision ``prec``) with its basis."""
+
+    prec: str
+    two_sided: bool = False
+
+
+def _ptr(name: str, kind: str, const: bool = True) -> Param:
+    return Param(name, kind, pointer=True, const=const)
+
+
+def _header(e: Emitter, *kinds: str) -> None:
+    e.line(e.d.prelude({COMPUTE_OF[k] for k in kinds} | set(kinds)))
+
+
+def _index(d: Dialect) -> str:
+    return f"{d.group_id} * {BLOCK} + {d.local_id}"
+
+
+def decimate(spec: DecimateSpec, d: Dialect) -> KernelSource:
+    """The decimating FIR of ``spec`` in dialect ``d``."""
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, spec.in_storage, prec)
+    name = "spx_cq_decimate"
+    params = (
+        _ptr("src", spec.in_storage),
+        _ptr("taps", prec),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+        Param("n_in", "int"),
+        Param("n_out", "int"),
+        Param("count", "int"),
+        Param("factor", "int"),
+        Param("k0", "int"),
+        Param("n_taps", "int"),
+        Param("gain", prec),
+    )
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line("const int m = i % n_out;")
+            e.line("const int b = i / n_out;")
+            e.line(f"{R} acc = {d.literal(0.0, prec)};")
+            with e.block("if (m < count)"):
+                # input index factor * m - k0 - j must lie in [0, n_in)
+                e.line("const int c = factor * m - k0;")
+                e.line("const int j0 = c - n_in + 1 > 0 ? c - n_in + 1 : 0;")
+                e.line("const int j1 = c < n_taps - 1 ? c : n_taps - 1;")
+                e.line("const int base = b * n_in + c;")
+                with e.block("for (int j = j0; j <= j1; ++j)"):
+                    e.line(f"acc += taps[j] * ({R})" + d.load_real(spec.in_storage, "src", "base - j") + ";")
+                e.line("acc = acc * gain;")
+            e.line(d.store_real(prec, "dst", "i", "acc"))
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
+def cq_product(spec: CqProductSpec, d: Dialect) -> KernelSource:
+    """The sparse basis product of ``spec`` in dialect ``d``."""
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_cq_product" + ("2" if spec.two_sided else "1")
+    params = (
+        _ptr("X", prec),
+        _ptr("w", prec),
+        _ptr("off", "int"),
+        _ptr("first", "int"),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+        Param("n_k", "int"),
+        Param("n_f", "int"),
+        Param("n_fft", "int"),
+        Param("t_src", "int"),
+        Param("t_out", "int"),
+        Param("n_bins", "int"),
+        Param("row0", "int"),
+    )
+    zero = d.literal(0.0, prec)
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line("const int t = i % t_out;")
+            e.line("const int q = i / t_out;")
+            e.line("const int k = q % n_k;")
+            e.line("const int b = q / n_k;")
+            e.line("const int j0 = off[k];")
+            e.line("const int j1 = off[k + 1];")
+            e.line("const int f0 = first[k] - j0;")
+            e.line("const int base = b * n_f * t_src + t;")
+            e.line(f"{R} re = {zero};")
+            e.line(f"{R} im = {zero};")
+            with e.block("for (int j = j0; j < j1; ++j)"):
+                e.line("int f = f0 + j;")
+                if spec.two_sided:
+                    # a real frame's spectrum: bin n_fft - f is the conjugate of bin f
+                    e.line(f"{R} sign = {d.literal(1.0, prec)};")
+                    with e.block("if (f >= n_f)"):
+                        e.line("f = n_fft - f;")
+                        e.line(f"sign = {d.literal(-1.0, prec)};")
+                e.line("const int at = 2 * (base + f * t_src);")
+                e.line(f"const {R} xr = X[at];")
+                e.line(f"const {R} xi = " + ("sign * X[at + 1];" if spec.two_sided else "X[at + 1];"))
+                e.line(f"const {R} wr = w[2 * j];")
+                e.line(f"const {R} wi = w[2 * j + 1];")
+                e.line("re += wr * xr - wi * xi;")
+                e.line("im += wr * xi + wi * xr;")
+            e.line("const int o = 2 * ((b * n_bins + row0 + k) * t_out + t);")
+            e.line("dst[o] = re;")
+            e.line("dst[o + 1] = im;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
+def render(spec: object, d: Dialect) -> KernelSource:
+    """Source of the kernel described by any of the spec classes above."""
+    if isinstance(spec, DecimateSpec):
+        return decimate(spec, d)
+    if isinstance(spec, CqProductSpec):
+        return cq_product(spec, d)
+    raise TypeError(f"no kernel template for {type(spec).__name__}")
+
+
+def cover(storages: tuple[str, ...]) -> list[object]:
+    """Every structural variety of these kernels for inputs of ``storages`` ("f16", "f32", "f64")."""
+    specs: list[object] = []
+    for storage in storages:
+        prec = COMPUTE_OF[storage]
+        specs += [DecimateSpec(storage, prec), DecimateSpec(prec, prec)]
+        specs += [CqProductSpec(prec), CqProductSpec(prec, two_sided=True)]
+    return list(dict.fromkeys(specs))
