@@ -77,6 +77,15 @@ def test_every_other_kernel_family_compiles_to_cubin_for_sm80_sm90_and_sm100():
     assert results, "no kernel family beyond the FFT was found"
 
 
+def test_constant_q_kernels_compile_to_cubin_for_sm80_sm90_and_sm100():
+    """cqt / vqt's decimating FIR and sparse basis product (specux._codegen.cq_kernels) in every storage."""
+    from specux._codegen import cq_kernels
+
+    covers = cq_kernels.cover(("f16", "f32", "f64"))
+    results = _compile_all({cq_kernels.render(spec, CUDA) for spec in covers})
+    assert len(results) >= len(ARCHS) * 6
+
+
 def test_compile_error_carries_the_log():
     ok, cubin, log = cuda_rt.compile_cubin(
         'extern "C" __global__ void k() { undefined_name(); }', "k", "sm_90"

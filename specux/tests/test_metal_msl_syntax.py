@@ -123,6 +123,25 @@ def test_other_kernel_families_pass_the_msl_syntax_check(stub_dir, tmp_path):
     assert not failures, "\n\n".join(failures[:3])
 
 
+def test_constant_q_kernels_pass_the_msl_syntax_check(stub_dir, tmp_path):
+    """cqt / vqt's decimating FIR and sparse basis product (specux._codegen.cq_kernels), half and float
+    storage."""
+    from specux._codegen import cq_kernels
+
+    jobs = []
+    for i, spec in enumerate(cq_kernels.cover(("f16", "f32"))):
+        ks = cq_kernels.render(spec, METAL)
+        assert "double" not in ks.source
+        path = tmp_path / f"{i:03d}_{ks.name}.metal"
+        path.write_text(ks.source)
+        jobs.append((path, stub_dir))
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        results = list(pool.map(_syntax_check, jobs))
+    failures = [f"{p.name}:\n{err}" for p, rc, err in results if rc != 0]
+    assert not failures, "\n\n".join(failures[:3])
+    assert len(results) >= 4
+
+
 def test_the_check_rejects_broken_msl(stub_dir, tmp_path):
     spec = fft_plan.plan(64, "f32").specs()[0]
     broken = render(spec, METAL).source.replace("cmul(", "cmull(", 1)
