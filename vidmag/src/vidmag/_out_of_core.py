@@ -1,7 +1,7 @@
 """The bounded-memory routes of :func:`vidmag.files.magnify_file` for the whole-clip pipelines.
 
 An ideal band-pass needs each value's whole time series, so the in-memory run holds frames x (filtered
-pixels) floats. When that would not fit the budget, one of two routes keeps it on disk instead, in a private
+pixels) floats. When that would not fit the budget, one of these routes keeps it on disk instead, in a private
 directory that the caller removes (on success, on error and on KeyboardInterrupt alike):
 
 * laplacian_ideal (cpu backend): the amplified Laplacian bands of every frame go to one time-major float64
@@ -12,9 +12,13 @@ directory that the caller removes (on success, on error and on KeyboardInterrupt
 * gaussian_ideal: the clip is decoded once into a time-major uint8 file, run tile by tile
   (:mod:`vidmag.tiles`), and the tiles' cores are written into an output file the encoder reads frame by
   frame.
+* riesz_ideal and steerable_ideal (cpu backend): each level's (band's) phase series go to time-major float64
+  files, are band-passed in blocks like laplacian_ideal's, and each frame is rendered from its re-read
+  pixels and its row of the filtered phase (why not tiles: the comment above :func:`riesz_on_disk`).
 
-Both run the cpu backend's own stages and operations in the order of its in-memory pipeline, so the output
-is the in-memory run's byte for byte (tested in test_memory_budget.py).
+All of them run the cpu backend's own stages and operations (the phase routes: the references' functions)
+in the order of its in-memory pipeline, so the output is the in-memory run's byte for byte (tested in
+test_memory_budget.py and test_phase_bounded_memory.py).
 """
 
 from __future__ import annotations
@@ -214,14 +218,15 @@ def gaussian_tiled(plan: Plan, source: Source, workdir: str, tile: tuple[int, in
 #
 # Neither pyramid tiles exactly. The Riesz pipelines process every level of a Laplacian pyramid as deep as the
 # frame allows (``pyramid_levels`` of the frame) but the residual: band k reaches ``8 * 2**k - 4`` pixels (see
-# vidmag.tiles.geometry), plus ``2 * ceil(2 sigma) * 2**k`` for the phase's blur at that level, which for the
-# deepest processed band exceeds the frame's short side, so a tile's halo would be the whole frame (and a tile
-# of its own size would get another level count). The steerable pyramid's filters are masks on the whole
-# frame's spectrum: as spatial kernels they wrap around the frame (circular convolution) and reach all of it,
-# and a tile's spectrum has another frequency grid (other radii on the masks, other crops), so no halo makes a
-# tile's run the frame's. Both therefore keep the per-coefficient phase series in time-major files, as
-# laplacian_ideal keeps its bands: the band-pass filters each value's series alone, so blocks of values need
-# no halo, and the per-frame steps re-run on the re-read frames in the reference's order.
+# vidmag.tiles.geometry), plus ``2**k`` for its Riesz taps and ``ceil(2 sigma) * 2**k`` for the phase's blur,
+# which for the deepest processed band exceeds the frame's short side, so a tile's halo would be the whole
+# frame (and a tile of its own size would get another level count). The steerable pyramid's filters are
+# masks on the whole frame's spectrum: as spatial kernels they wrap around the frame (circular convolution)
+# and reach all of it, and a tile's spectrum has another frequency grid (other radii on the masks, other
+# crops), so no halo makes a tile's run the frame's. Both therefore keep the per-coefficient phase series in
+# time-major files, as laplacian_ideal keeps its bands: the band-pass filters each value's series alone, so
+# blocks of values need no halo, and the per-frame steps re-run on the re-read frames in the reference's
+# order.
 
 
 def _bandpass_file(path: str, T: int, values: int, bandpass: Callable[[np.ndarray], np.ndarray]) -> None:
