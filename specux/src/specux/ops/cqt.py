@@ -660,10 +660,21 @@ def vqt(
         to float rounding; "polyphase" uses scipy's FIR resampler; None does not resample at all: every octave
         is computed at the full rate, which matches a direct (time-domain) computation of the filter responses
         closely and costs more for low octaves. (librosa maps None to "soxr_hq" with a deprecation warning.)
+        On a device backend (cuda, metal, opencl; also ``backend="auto"`` with host input where cuda is
+        available) libsoxr, a CPU library, does not run: "polyphase" and None are the CPU's computations
+        (same result to float rounding), and each "soxr_*" quality except "soxr_qq" is a linear-phase FIR
+        designed to that libsoxr quality's specification (passband end, stopband begin, attenuation; for
+        "soxr_hq" 91.4 % of the output's Nyquist frequency, 100 %, 120.4 dB), which differs from libsoxr by
+        about 2e-5 of the peak with the default parameters and at most 1e-3 (documented exceptions: the
+        first frames after an early downsampling by 4 or more, "soxr_lq"); see "On a device" in
+        ``docs/specux/constant-q.md``. "soxr_qq" is refused there. For libsoxr's exact numbers pass
+        ``backend="cpu"``.
     dtype : complex dtype or None
         Output dtype; None gives complex64 for float32 input and complex128 for float64.
     backend : {"auto", "cpu", "cuda", "metal", "opencl"}
-        Where to compute; only "cpu" serves this transform so far.
+        Where to compute (see :func:`specux.backends`). On a device: one batch of generated kernels
+        (resamplings, framing and FFT of every octave, the sparse basis products); ``tuning=None`` needs
+        host input (the tuning is estimated on the host).
 
     Returns
     -------
@@ -674,7 +685,8 @@ def vqt(
     Notes
     -----
     {backends} Autograd: yes for torch CPU tensors, with every
-    res_type (the specux custom ops; see docs/specux/torch.md).
+    res_type (the specux custom ops; see docs/specux/torch.md); not on the device backends yet (a tensor
+    there that requires grad is refused).
     torch.compile: yes (one graph node).
     On a dask array the time axis is rechunked to one chunk (the octave-by-octave resampling chain is not
     split across chunks); batch chunks map independently, and ``tuning=None`` reads the whole array in one
@@ -752,12 +764,15 @@ def cqt(
     Returns
     -------
     ndarray or torch.Tensor, shape (..., n_bins, n_frames), complex
-        Same library as ``y``; complex64 for float32 input, complex128 for float64.
+        Same library as ``y``; complex64 for float32 input, complex128 for float64. On a device backend the
+        default ``res_type="soxr_hq"`` is a filter designed to libsoxr's specification, not libsoxr itself
+        (see :func:`vqt`'s ``res_type``); ``backend="cpu"`` gives libsoxr's exact result.
 
     Notes
     -----
     {backends} Autograd: yes for torch CPU tensors, with every
-    res_type (the specux custom ops; see docs/specux/torch.md).
+    res_type (the specux custom ops; see docs/specux/torch.md); not on the device backends yet (a tensor
+    there that requires grad is refused).
     torch.compile: yes (one graph node).
     On a dask array the time axis is rechunked to one chunk (the octave-by-octave resampling chain is not
     split across chunks); batch chunks map independently, and ``tuning=None`` reads the whole array in one
