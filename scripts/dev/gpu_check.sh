@@ -14,6 +14,11 @@
 # Budget: about nine minutes; each step has its own time limit so one hang cannot eat the whole lease.
 # SPECUX_GPU_CHECK_BACKEND=opencl runs the ops and bench steps on that backend instead (to try them on PoCL:
 #   python scripts/dev/gpu_check.py ops --backend opencl --out /tmp/x).
+# vidmag: after specux's steps, scripts/dev/vidmag_gpu_check.py checks the cuda backend against the reference
+# on crops of the sample clips (../shared/data/clips, or VIDMAG_CLIPS; synthetic stand-ins when absent) and
+# times it (CUDA events, end to end from numpy, frame-at-a-time 720p / 1080p), within 150 s. The two parts
+# together exceed one 10-minute command: `bash scripts/dev/gpu_check.sh vidmag` runs the env step and vidmag
+# only; VIDMAG_GPU_CHECK=0 skips vidmag.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 RESULTS="${OUT:-$PWD/gpu-check-results}"
@@ -34,7 +39,9 @@ if [ -d /usr/local/cuda/lib64 ]; then export LD_LIBRARY_PATH="/usr/local/cuda/li
 status=0
 # per-step limits (seconds) keep the whole check within about nine minutes of a lease (540 s in all)
 declare -A LIMIT=([env]=45 [conformance]=150 [autograd]=60 [timing]=75 [ops]=120 [bench]=90)
-for step in env conformance autograd timing ops bench; do
+STEPS="env conformance autograd timing ops bench"
+if [ "${1:-}" = vidmag ]; then STEPS=env; fi
+for step in $STEPS; do
   echo "== step $step" | tee -a "$RESULTS/log.txt"
   timeout "${LIMIT[$step]}" "$PY" scripts/dev/gpu_check.py "$step" --out "$RESULTS" 2>&1 | tee -a "$RESULTS/log.txt"
   rc=${PIPESTATUS[0]}
@@ -42,4 +49,14 @@ for step in env conformance autograd timing ops bench; do
   if [ "$rc" -ne 0 ]; then status=1; fi
   if [ "$step" = env ] && [ "$rc" -ne 0 ]; then break; fi
 done
+
+# -- vidmag: the cuda backend against the reference, then timings ----------------------------------------------
+if [ "${VIDMAG_GPU_CHECK:-1}" != 0 ]; then
+  echo "== step vidmag" | tee -a "$RESULTS/log.txt"
+  PYTHONPATH="$PWD/vidmag/src:$PYTHONPATH" timeout 150 "$PY" scripts/dev/vidmag_gpu_check.py --out "$RESULTS" \
+    --clips "${VIDMAG_CLIPS:-$PWD/../shared/data/clips}" 2>&1 | tee -a "$RESULTS/log.txt"
+  rc=${PIPESTATUS[0]}
+  echo "== step vidmag exit $rc" | tee -a "$RESULTS/log.txt"
+  if [ "$rc" -ne 0 ]; then status=1; fi
+fi
 exit $status
