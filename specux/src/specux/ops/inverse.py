@@ -187,6 +187,14 @@ def griffinlim(
         nola="ignore",
         public=public,
     )
+    # the stft of the signal must give S's frames back (librosa fails inside its loop otherwise)
+    padded = ip.out_length + 2 * (ip.n_fft // 2) if ip.center else ip.out_length
+    frames = 1 + (padded - ip.n_fft) // ip.hop_length if padded >= ip.n_fft else 0
+    if frames != S.shape[-1]:
+        raise ValueError(
+            f"{public}: length={length} gives {frames} frames, but S has {S.shape[-1]}; give the length "
+            "of the signal S came from, or None"
+        )
     sp = _validate.stft_params(
         (*tuple(S.shape[:-2]), ip.out_length),
         out_precision,
@@ -199,11 +207,6 @@ def griffinlim(
         output="complex",
         public=public,
     )
-    if sp.n_frames != S.shape[-1]:
-        raise ValueError(
-            f"{public}: length={length} gives {sp.n_frames} frames, but S has {S.shape[-1]}; give the length "
-            "of the signal S came from, or None"
-        )
     cdtype = np.result_type(precision, np.complex64)
     angles = _phase_retrieval.initial_angles(tuple(S.shape), cdtype, init, rng, public)
     eps = float(np.finfo(precision).tiny)  # librosa's util.tiny of the complex angles
