@@ -10,7 +10,9 @@
 # CPU's, timings against torch.fft (cuFFT), every generated op (stft, istft, melspectrogram, mfcc, lfcc,
 # fftconvolve) against backend="cpu" (numpy inputs in float32 / float64 / half storage; cupy and torch inputs
 # where accepted, reported either way), then bench/specux_gpu.py --quick (specux against torch / torchaudio /
-# nnAudio / cupyx, GB/s against the device's peak).
+# nnAudio / cupyx, GB/s against the device's peak), then cqt: every res_type on the device against
+# backend="cpu" and torch / cupy inputs (scripts/dev/cqt_device_accuracy.py --check, 60 s; `gpu_check.sh cqt`
+# runs the env step and this one only).
 # Budget: about nine minutes; each step has its own time limit so one hang cannot eat the whole lease.
 # SPECUX_GPU_CHECK_BACKEND=opencl runs the ops and bench steps on that backend instead (to try them on PoCL:
 #   python scripts/dev/gpu_check.py ops --backend opencl --out /tmp/x).
@@ -37,13 +39,19 @@ if [ -d /usr/local/cuda/lib64 ]; then export LD_LIBRARY_PATH="/usr/local/cuda/li
 } | tee "$RESULTS/env.txt"
 
 status=0
-# per-step limits (seconds) keep the whole check within about nine minutes of a lease (540 s in all)
-declare -A LIMIT=([env]=45 [conformance]=150 [autograd]=60 [timing]=75 [ops]=120 [bench]=90)
-STEPS="env conformance autograd timing ops bench"
+# per-step limits (seconds) keep specux's steps within ten minutes of a lease (600 s in all)
+declare -A LIMIT=([env]=45 [conformance]=150 [autograd]=60 [timing]=75 [ops]=120 [bench]=90 [cqt]=60)
+STEPS="env conformance autograd timing ops bench cqt"
 if [ "${1:-}" = vidmag ]; then STEPS=env; fi
+if [ "${1:-}" = cqt ]; then STEPS="env cqt"; fi
 for step in $STEPS; do
   echo "== step $step" | tee -a "$RESULTS/log.txt"
-  timeout "${LIMIT[$step]}" "$PY" scripts/dev/gpu_check.py "$step" --out "$RESULTS" 2>&1 | tee -a "$RESULTS/log.txt"
+  if [ "$step" = cqt ]; then
+    timeout "${LIMIT[$step]}" "$PY" scripts/dev/cqt_device_accuracy.py --backend "${SPECUX_GPU_CHECK_BACKEND:-cuda}" \
+      --check --json "$RESULTS/cqt_accuracy.json" 2>&1 | tee -a "$RESULTS/log.txt"
+  else
+    timeout "${LIMIT[$step]}" "$PY" scripts/dev/gpu_check.py "$step" --out "$RESULTS" 2>&1 | tee -a "$RESULTS/log.txt"
+  fi
   rc=${PIPESTATUS[0]}
   echo "== step $step exit $rc" | tee -a "$RESULTS/log.txt"
   if [ "$rc" -ne 0 ]; then status=1; fi
@@ -51,7 +59,7 @@ for step in $STEPS; do
 done
 
 # -- vidmag: the cuda backend against the reference, then timings ----------------------------------------------
-if [ "${VIDMAG_GPU_CHECK:-1}" != 0 ]; then
+if [ "${VIDMAG_GPU_CHECK:-1}" != 0 ] && [ "${1:-}" != cqt ]; then
   echo "== step vidmag" | tee -a "$RESULTS/log.txt"
   PYTHONPATH="$PWD/vidmag/src:$PYTHONPATH" timeout 150 "$PY" scripts/dev/vidmag_gpu_check.py --out "$RESULTS" \
     --clips "${VIDMAG_CLIPS:-$PWD/../shared/data/clips}" 2>&1 | tee -a "$RESULTS/log.txt"
