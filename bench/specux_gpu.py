@@ -7,12 +7,15 @@ Workloads (``--quick`` and ``--smoke`` shrink them; the parameters stay):
 - ``clip``: one 3-minute clip at 22.05 kHz, float32 (3969000,); n_fft 2048, hop 512, 128 mel bands.
 
 Operations: stft (complex output), stft power (``output="power"``), istft, melspectrogram, mfcc (20
-coefficients); each forward, and forward + backward (a scalar loss of the output, gradient of the input) for
+coefficients), cqt_84 (84 bins, 12 per octave from C1, the defaults) and cqt_252 (7 octaves x 36 bins); each
+forward, and forward + backward (a scalar loss of the output, gradient of the input) for
 the torch peers and for specux where it can take gradients on that device (``n/a`` where it cannot).
 
 Peers, each only where it imports: torch.stft / torch.istft and torchaudio's MelSpectrogram / MFCC on the
 device of the specux backend when torch has it (``cuda``, ``mps``), else on the CPU (labelled ``cpu``);
-nnAudio's STFT / MelSpectrogram / MFCC on the same device; ``cupyx.scipy.signal`` stft / istft on CUDA.
+nnAudio's STFT / MelSpectrogram / MFCC / CQT2010v2 / CQT1992v2 on the same device; ``cupyx.scipy.signal``
+stft / istft on CUDA. For the cqt rows the nnAudio peers' magnitudes are also compared with specux's CPU
+backend (librosa's numbers to float rounding): ``err`` in their cells and ``peer_rel_err_vs_cpu`` in the JSON.
 Peers run on data resident on their device. specux runs on device arrays where the backend accepts them
 (cupy arrays or torch tensors on CUDA, torch MPS tensors on Metal: tried per operation, the first one that
 works is used) and otherwise on numpy arrays, host <-> device transfers included in its time (printed per
@@ -52,11 +55,15 @@ import specux
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "bench" / "results" / "specux_gpu.json"
-OPS = ("stft", "stft_power", "istft", "melspectrogram", "mfcc")
-#: every operation here is memory-bound on a GPU: its GB/s is printed next to the device's peak
-MEMORY_BOUND = frozenset(OPS)
+OPS = ("stft", "stft_power", "istft", "melspectrogram", "mfcc", "cqt_84", "cqt_252")
+#: the constant-Q rows: (n_bins, bins_per_octave) from C1 at the workload's hop
+CQT_BINS = {"cqt_84": (84, 12), "cqt_252": (252, 36)}
+#: these operations are memory-bound on a GPU: their GB/s is printed next to the device's peak (cqt's work
+#: is its products with the basis, not its traffic)
+MEMORY_BOUND = frozenset(OPS) - frozenset(CQT_BINS)
 PASSES = ("forward", "forward+backward")
-PEERS = ("torch", "torch+io", "torchaudio", "torchaudio+io", "nnAudio", "cupyx")
+PEERS = ("torch", "torch+io", "torchaudio", "torchaudio+io", "nnAudio", "nnAudio CQT2010v2",
+         "nnAudio CQT1992v2", "cupyx")
 N_MFCC = 20
 #: calls queued behind one synchronisation for the sustained rate behind the GB/s column
 QUEUED_CALLS = 10
@@ -81,6 +88,8 @@ KNOWN_PEAKS = (
 GOAL_STFT_VS_TORCH = 1.0
 GOAL_FEATURES_VS_TORCHAUDIO = 0.5
 GOAL_PEAK_FRACTION = 0.7
+#: issue 14: cqt at least 5 times nnAudio's CQT2010v2 (at better accuracy against librosa)
+GOAL_CQT_VS_NNAUDIO = 0.2
 
 
 @dataclass(frozen=True)
@@ -336,6 +345,10 @@ def specux_call(op: str, w: Workload, backend: str) -> Callable[[Any], Any]:
     if op == "mfcc":
         return lambda x: specux.mfcc(x, sr=sr, n_mfcc=N_MFCC, n_fft=n_fft, hop_length=hop, n_mels=n_mels,
                                      backend=backend)
+    if op in CQT_BINS:
+        n_bins, bpo = CQT_BINS[op]
+        return lambda x: specux.cqt(x, sr=sr, hop_length=hop, n_bins=n_bins, bins_per_octave=bpo,
+                                    backend=backend)
     raise ValueError(f"op: unknown {op!r}; choose from {', '.join(OPS)}")
 
 
@@ -369,12 +382,27 @@ def torch_peers(op: str, w: Workload, libs: Libs) -> dict[str, Callable[[Any], A
         melkw = {k: v for k, v in _torchaudio_mel_kwargs(w).items() if k != "sample_rate"}
         out["torchaudio"] = libs.torchaudio.transforms.MFCC(sample_rate=w.sr, n_mfcc=N_MFCC, log_mels=False,
                                                             melkwargs=melkw).to(dev)
-    if libs.nnaudio is not None and op != "istft":
+    if libs.nnaudio is not None and op in CQT_BINS:
+        for name in ("CQT2010v2", "CQT1992v2"):
+            try:
+                out[f"nnAudio {name}"] = _nnaudio_cqt(name, op, w, libs)
+            except Exception as exc:  # an nnAudio whose API differs is reported, not fatal
+                print(f"  nnAudio {name} {op}: not constructed ({type(exc).__name__}: {exc})",
+                      file=sys.stderr)
+    elif libs.nnaudio is not None and op != "istft":
         try:
             out["nnAudio"] = _nnaudio(op, w, libs)
         except Exception as exc:  # an nnAudio whose API differs is reported, not fatal
             print(f"  nnAudio {op}: not constructed ({type(exc).__name__}: {exc})", file=sys.stderr)
     return out
+
+
+def _nnaudio_cqt(name: str, op: str, w: Workload, libs: Libs) -> Callable[[Any], Any]:
+    """nnAudio's constant-Q layer ``name`` with specux's (librosa's) parameters, magnitude output."""
+    n_bins, bpo = CQT_BINS[op]
+    layer = getattr(libs.nnaudio, name)(sr=w.sr, hop_length=w.hop, fmin=32.70319566257483, n_bins=n_bins,
+                                        bins_per_octave=bpo, output_format="Magnitude", verbose=False)
+    return layer.to(libs.device)
 
 
 def _nnaudio(op: str, w: Workload, libs: Libs) -> Callable[[Any], Any]:
@@ -385,6 +413,8 @@ def _nnaudio(op: str, w: Workload, libs: Libs) -> Callable[[Any], Any]:
         layer = f.STFT(**common, freq_scale="no", sr=w.sr,
                        output_format="Complex" if op == "stft" else "Magnitude").to(dev)
         return layer if op == "stft" else (lambda x: layer(x).square())
+    if op in CQT_BINS:
+        raise ValueError("the constant-Q peers are built by _nnaudio_cqt")
     mel = dict(sr=w.sr, n_mels=w.n_mels, fmin=0.0, fmax=w.sr / 2, power=2.0, htk=False, norm=1, **common)
     if op == "melspectrogram":
         return f.MelSpectrogram(**mel).to(dev)
@@ -483,6 +513,15 @@ def run_case(w: Workload, op: str, libs: Libs, repeat: int, warmup: int, passes:
     err = rel_err(got, reference)
     nbytes = host.nbytes + reference.nbytes
     dev_peers = {**torch_peers(op, w, libs), **cupyx_peers(op, w, libs)}
+    peer_err = {}
+    if op in CQT_BINS:  # how close each constant-Q peer's magnitudes are to librosa's (specux's cpu)
+        for name, peer in dev_peers.items():
+            try:
+                mag = to_numpy(peer(libs.to_torch(host)))
+                frames = min(mag.shape[-1], reference.shape[-1])
+                peer_err[name] = rel_err(mag[..., :frames], np.abs(reference[..., :frames]))
+            except Exception as exc:
+                print(f"  {name} {op}: not compared ({type(exc).__name__}: {exc})", file=sys.stderr)
     rows = []
     for p in passes:
         fns: dict[str, Callable[[], Any]] = {}
@@ -541,6 +580,7 @@ def run_case(w: Workload, op: str, libs: Libs, repeat: int, warmup: int, passes:
             "fastest_peer": fastest, "ratio_to_fastest": ratio(mine, peers.get(fastest)) if fastest else None,
             "gbps": gbps, "peak_fraction": gbps * 1e9 / peak if gbps and peak else None,
             "rel_err_vs_cpu": err if p == "forward" else None,
+            "peer_rel_err_vs_cpu": peer_err if p == "forward" else {},
         }
         rows.append(row)
         print(f"  {w.name:5s} {op:14s} {p:16s} " + ", ".join(f"{k} {fmt_seconds(v)}" for k, v in best.items())
@@ -579,7 +619,9 @@ def table(rows: list[dict[str, Any]], libs: Libs, copy: float | None) -> str:
             if t is None:
                 cells.append("n/a" if p in r["not_applicable"] else "-")
             else:
-                cells.append(f"{fmt_seconds(t)} ({fmt_ratio(r['ratio_specux_over'].get(p))})")
+                cell = f"{fmt_seconds(t)} ({fmt_ratio(r['ratio_specux_over'].get(p))})"
+                e = r.get("peer_rel_err_vs_cpu", {}).get(p)
+                cells.append(cell + (f", err {e:.1e}" if e is not None else ""))
         cells += [r["fastest_peer"] or "-", fmt_ratio(r["ratio_to_fastest"])]
         body.append(cells)
     return markdown_table(header, body)
@@ -596,6 +638,9 @@ def goals(rows: list[dict[str, Any]], backend: str) -> list[dict[str, Any]]:
         if r["op"] in ("melspectrogram", "mfcc"):
             checks.append(("torchaudio", GOAL_FEATURES_VS_TORCHAUDIO,
                            f"specux / torchaudio <= {GOAL_FEATURES_VS_TORCHAUDIO:g}"))
+        if r["op"] in CQT_BINS and r["pass"] == "forward":
+            checks.append(("nnAudio CQT2010v2", GOAL_CQT_VS_NNAUDIO,
+                           f"specux / nnAudio CQT2010v2 <= {GOAL_CQT_VS_NNAUDIO:g}"))
         for peer, bound, text in checks:
             q = ratio(mine, r["seconds"].get(peer))
             out.append({"data": r["data"], "op": r["op"], "pass": r["pass"], "goal": text,
@@ -707,7 +752,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\nspecux n/a:")
         for line in na:
             print(f"  {line}")
-    print("\ngoals (issue 13, on an H100/H200-class GPU"
+    print("\ngoals (issues 13 and 14, on an H100/H200-class GPU"
           + ("" if backend == "cuda" else "; no goal on this backend") + "):")
     for g in goal:
         if g["value"] is None and "peak" in g["goal"] and backend != "cuda":
