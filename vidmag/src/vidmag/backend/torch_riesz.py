@@ -21,7 +21,7 @@ from vidmag._reference.temporal import butterworth_lowpass
 from vidmag.backend import spatial_taps
 from vidmag.params import Plan
 
-#: The Riesz pipelines this module runs (steerable_ideal stays on the cpu backend).
+#: The Riesz pipelines this module runs (steerable_ideal is backend/torch_steerable.py's).
 PIPELINES = ("riesz_ideal", "riesz_butterworth", "riesz_iir")
 
 
