@@ -25,8 +25,8 @@ plus the frequency response of the IIR pairs, as ``param-NAME.png``, listed in t
 
 ``--stills DIR`` (e.g. ``docs/vidmag/img``) also writes the small PNGs the pages show without running this
 script: ``gallery-CLIP-PRESET.png`` (the side-by-side frame, one preset per clip: ``STILL_PRESETS``) in
-gallery mode, ``param-NAME.png`` with ``--parameters``, each fitted under 100 KB (fewer colours, then
-smaller) so that they can be committed.
+gallery mode (and the pulse and spectrum plots of two: ``STILL_PLOTS``), ``param-NAME.png`` with
+``--parameters``, each fitted under 100 KB (fewer colours, then smaller) so that they can be committed.
 
 ``--quick``: one clip (face.mp4), one preset (face), 24 frames of a 96 x 96 crop: the smoke test.
 
@@ -76,6 +76,8 @@ CAPTION = 16
 STILL_LIMIT = 100_000
 #: The presets whose still ``--stills`` writes in gallery mode: one per clip, a handful in all.
 STILL_PRESETS = ("face", "face2_motion", "baby", "wrist", "guitar_e", "shadow")
+#: The plots ``--stills`` also writes (``gallery-CLIP-PRESET-KIND.png``): the pulse, a spectrum of each kind.
+STILL_PLOTS = {"face": ("pulse", "spectrum"), "baby": ("spectrum",)}
 #: The forehead of each face clip, (x, y, w, h): the region of the colour spectrum and of the pulse plot
 #: (face.mp4's is docs/vidmag/pulse.md's).
 FOREHEAD = {"face.mp4": (150, 70, 220, 100), "face2.mp4": (170, 110, 220, 110)}
@@ -403,6 +405,11 @@ def gallery_item(clips: Path, clip_name: str, preset_name: str, args: argparse.N
         files["still"] = f"gallery-{stem}.png"
         entry["still_bytes"] = save_png(shrink(picture, args.still_width), args.stills / files["still"],
                                         STILL_LIMIT)
+        for kind in STILL_PLOTS.get(preset_name, ()):
+            if kind in files:
+                files[f"still_{kind}"] = f"gallery-{stem}-{kind}.png"
+                with Image.open(args.out / files[kind]) as plot:
+                    save_png(plot.convert("RGB"), args.stills / files[f"still_{kind}"], STILL_LIMIT)
     return entry
 
 
@@ -541,7 +548,8 @@ def fragment(meta: dict, entries: list[dict]) -> str:
              f"backend {meta['backend']}).", ""]
     for entry in entries:
         what = entry.get("preset") or entry["name"]
-        files = ", ".join(f"[{key}]({name})" for key, name in entry["files"].items() if key != "still")
+        files = ", ".join(f"[{key}]({name})" for key, name in entry["files"].items()
+                          if not key.startswith("still"))
         extra = f"; the whole clip: `{entry['vidmag_command']}`" if "vidmag_command" in entry else ""
         frames = entry.get("frames", "-")
         lines.append(f"- **{entry.get('clip', '')} {what}** ({frames} frames): {files}{extra}")
