@@ -188,3 +188,81 @@ def test_torch_cpu_tensor_on_the_opencl_backend(opencl):
     got = specux.cqt(y, backend="opencl", **args)
     assert isinstance(got, torch.Tensor) and got.dtype == torch.complex64
     assert rel_err(got.numpy(), specux.cqt(y.numpy(), backend="cpu", **args)) <= tolerance("vqt", "float32")
+
+
+# -- the adjoint (gradient with respect to the signal) -----------------------------------------------------
+
+
+def _device_params(x, **kw):
+    from specux.ops.cqt import validate_vqt
+
+    args = dict(sr=8000, hop_length=64, fmin=100.0, n_bins=24, intervals="equal", gamma=0, bins_per_octave=12,
+                tuning=0.0, filter_scale=1, norm=1, sparsity=0.01, window="hann", scale=True,
+                pad_mode="constant", res_type="polyphase", dtype=None)
+    args.update(kw)
+    return validate_vqt(x, "vqt", device=True, **args)[1]
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(res_type="soxr_hq"),
+        dict(res_type=None, sparsity=0.0),
+        dict(pad_mode="reflect", hop_length=96, n_bins=36),
+        dict(n_bins=36, hop_length=256, pad_mode="wrap", scale=False),
+        dict(gamma=None, res_type="soxr_hq", n_bins=30, bins_per_octave=10, pad_mode="edge"),
+    ],
+    ids=["polyphase", "soxr_hq", "no resampling", "odd hop, reflect", "hop 256, wrap, no scale", "vqt, edge"],
+)
+@pytest.mark.parametrize("n", [600, 3000])
+def test_vqt_adjoint_passes_the_dot_product_test(opencl, kw, n):
+    """<g, A x> = <A^T g, x> (real inner product) for the whole device transform, float64."""
+    if "float64" not in opencl.dtypes:
+        pytest.skip("the dot-product test runs in float64; this OpenCL device has no cl_khr_fp64")
+    rt = opencl.runtime
+    x = rng.standard_normal((2, n))
+    p = _device_params(x, **kw)
+    y = da.download(rt, cq_exec.vqt(rt, (da.upload(rt, x),), p))
+    g = (rng.standard_normal(y.shape) + 1j * rng.standard_normal(y.shape)).astype(y.dtype)
+    gx = da.download(rt, cq_exec.vqt_adjoint(rt, da.upload(rt, g), p, n))
+    assert gx.shape == x.shape and gx.dtype == np.float64
+    lhs, rhs = np.real(np.vdot(g, y)), float(np.dot(gx.ravel(), x.ravel()))
+    assert abs(lhs - rhs) <= 1e-12 * abs(lhs)
+
+
+@pytest.mark.parametrize("factor", [1, 2, 4, 8])
+def test_decimation_adjoint_passes_the_dot_product_test(opencl, factor):
+    if "float64" not in opencl.dtypes:
+        pytest.skip("the dot-product test runs in float64; this OpenCL device has no cl_khr_fp64")
+    rt = opencl.runtime
+    for n in (1, 5, 41, 999):
+        x = rng.standard_normal((2, n))
+        base = rng.standard_normal((2, n))
+        if factor == 1:
+            y = x
+        else:
+            y = da.download(rt, cq_exec._decimate(rt, da.upload(rt, x), factor, "soxr_hq", 1.5, "float64"))
+        g = rng.standard_normal(y.shape)
+        res = None if factor == 1 else "soxr_hq"
+        out = cq_exec._decimate_adjoint(rt, da.upload(rt, g), n, factor, res, 1.0 if factor == 1 else 1.5,
+                                        base=da.upload(rt, base))
+        gx = da.download(rt, out) - base
+        assert abs(np.vdot(g, y) - np.vdot(gx, x)) <= 1e-12 * max(1.0, abs(np.vdot(g, y)))
+
+
+def test_vqt_adjoint_matches_the_cpu_gradient_with_polyphase(opencl):
+    """The device's transpose against torch autograd through the CPU's custom op (the same filters)."""
+    torch = pytest.importorskip("torch")
+    if "float64" not in opencl.dtypes:
+        pytest.skip("compared in float64; this OpenCL device has no cl_khr_fp64")
+    rt = opencl.runtime
+    x = rng.standard_normal((2, 1500))
+    args = dict(sr=8000, hop_length=64, fmin=100.0, n_bins=24, res_type="polyphase")
+    p = _device_params(x, **{k: v for k, v in args.items()})
+    t = torch.from_numpy(x.copy()).requires_grad_()
+    y = specux.cqt(t, **args)
+    g = torch.from_numpy(rng.standard_normal(tuple(y.shape)) + 1j * rng.standard_normal(tuple(y.shape)))
+    torch.real(torch.sum(torch.conj(g) * y)).backward()
+    got = da.download(rt, cq_exec.vqt_adjoint(rt, da.upload(rt, g.numpy()), p, x.shape[-1]))
+    assert rel_err(got, t.grad.numpy()) <= 1e-10

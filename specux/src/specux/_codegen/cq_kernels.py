@@ -17,6 +17,17 @@ octave's spectra with its sparse frequency-domain basis:
     spectrum of a real frame), which serves ``res_type=None``'s full-spectrum basis. One thread per output
     element, ``t`` fastest: the loads of a warp are coalesced over frames and the weights broadcast.
 
+``decimate_adjoint``
+    The transpose of ``decimate``: ``dst[b, n] = base[b, n] + gain * sum_m taps[factor * m - k0 - n] *
+    g[b, m]`` over the outputs ``m < count`` whose taps reach ``n``, in increasing ``m`` (a gather: no
+    atomics, deterministic); ``base`` (``accumulate``) is the gradient the signal already has from its own
+    octave's frames.
+``cq_product_adjoint``
+    The transpose (for the real inner product ``Re <a, b>``) of ``cq_product``: ``dst[b, f, t] = sum
+    conj(w) * g[b, row0 + k, t]`` over the filters whose support holds bin ``f``, from a transposed table of
+    (filter, weight index, flipped) entries per bin; an entry from a bin above Nyquist of the two-sided
+    basis adds ``w * conj(g)``. A gather per bin, filters in increasing order.
+
 Runtime sizes are kernel arguments; a spec fixes the storage, the compute precision and the structure.
 """
 
@@ -46,6 +57,21 @@ class CqProductSpec:
 
     prec: str
     two_sided: bool = False
+
+
+@dataclass(frozen=True)
+class DecimateAdjointSpec:
+    """The transpose of a decimating FIR, in the compute precision ``prec``."""
+
+    prec: str
+    accumulate: bool = False
+
+
+@dataclass(frozen=True)
+class CqProductAdjointSpec:
+    """The transpose of the sparse basis product, in the compute precision ``prec``."""
+
+    prec: str
 
 
 def _ptr(name: str, kind: str, const: bool = True) -> Param:
@@ -156,12 +182,105 @@ def cq_product(spec: CqProductSpec, d: Dialect) -> KernelSource:
     return KernelSource(name, e.text(), params, BLOCK)
 
 
+def decimate_adjoint(spec: DecimateAdjointSpec, d: Dialect) -> KernelSource:
+    """The transpose of the decimating FIR (see the module docstring)."""
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_cq_decimate_adjoint" + ("_acc" if spec.accumulate else "")
+    params = (
+        _ptr("g", prec),
+        _ptr("taps", prec),
+        _ptr("base", prec),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+        Param("n_in", "int"),
+        Param("n_out", "int"),
+        Param("count", "int"),
+        Param("factor", "int"),
+        Param("k0", "int"),
+        Param("n_taps", "int"),
+        Param("gain", prec),
+    )
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line("const int n = i % n_in;")
+            e.line("const int b = i / n_in;")
+            # taps index j = factor * m - k0 - n in [0, n_taps): m from ceil((n + k0) / factor)
+            e.line("const int lo = n + k0;")
+            e.line("int m0 = lo >= 0 ? (lo + factor - 1) / factor : -((-lo) / factor);")
+            e.line("if (m0 < 0) m0 = 0;")
+            e.line("const int hi = n + k0 + n_taps - 1;")
+            e.line("int m1 = hi >= 0 ? hi / factor : -1;")
+            e.line("if (m1 > count - 1) m1 = count - 1;")
+            e.line(f"{R} acc = {d.literal(0.0, prec)};")
+            with e.block("for (int m = m0; m <= m1; ++m)"):
+                e.line("acc += taps[factor * m - lo] * g[b * n_out + m];")
+            e.line("acc = acc * gain;")
+            if spec.accumulate:
+                e.line("acc = base[i] + acc;")
+            e.line("dst[i] = acc;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
+def cq_product_adjoint(spec: CqProductAdjointSpec, d: Dialect) -> KernelSource:
+    """The transpose of the sparse basis product (see the module docstring)."""
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_cq_product_adjoint"
+    params = (
+        _ptr("g", prec),
+        _ptr("w", prec),
+        _ptr("off", "int"),
+        _ptr("filt", "int"),
+        _ptr("widx", "int"),
+        _ptr("flip", "int"),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+        Param("n_f", "int"),
+        Param("t_out", "int"),
+        Param("n_bins", "int"),
+        Param("row0", "int"),
+    )
+    zero = d.literal(0.0, prec)
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line("const int t = i % t_out;")
+            e.line("const int q = i / t_out;")
+            e.line("const int f = q % n_f;")
+            e.line("const int b = q / n_f;")
+            e.line(f"{R} re = {zero};")
+            e.line(f"{R} im = {zero};")
+            with e.block("for (int c = off[f]; c < off[f + 1]; ++c)"):
+                e.line("const int j = widx[c];")
+                e.line("const int at = 2 * ((b * n_bins + row0 + filt[c]) * t_out + t);")
+                e.line(f"const {R} gr = g[at];")
+                # conj(w) g for a direct entry, w conj(g) for one from a bin above Nyquist
+                e.line(f"const {R} gi = flip[c] ? -g[at + 1] : g[at + 1];")
+                e.line(f"const {R} wr = w[2 * j];")
+                e.line(f"const {R} wi = flip[c] ? w[2 * j + 1] : -w[2 * j + 1];")
+                e.line("re += wr * gr - wi * gi;")
+                e.line("im += wr * gi + wi * gr;")
+            e.line("dst[2 * i] = re;")
+            e.line("dst[2 * i + 1] = im;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
 def render(spec: object, d: Dialect) -> KernelSource:
     """Source of the kernel described by any of the spec classes above."""
     if isinstance(spec, DecimateSpec):
         return decimate(spec, d)
     if isinstance(spec, CqProductSpec):
         return cq_product(spec, d)
+    if isinstance(spec, DecimateAdjointSpec):
+        return decimate_adjoint(spec, d)
+    if isinstance(spec, CqProductAdjointSpec):
+        return cq_product_adjoint(spec, d)
     raise TypeError(f"no kernel template for {type(spec).__name__}")
 
 
@@ -172,4 +291,6 @@ def cover(storages: tuple[str, ...]) -> list[object]:
         prec = COMPUTE_OF[storage]
         specs += [DecimateSpec(storage, prec), DecimateSpec(prec, prec)]
         specs += [CqProductSpec(prec), CqProductSpec(prec, two_sided=True)]
+        specs += [DecimateAdjointSpec(prec), DecimateAdjointSpec(prec, accumulate=True)]
+        specs += [CqProductAdjointSpec(prec)]
     return list(dict.fromkeys(specs))

@@ -44,7 +44,15 @@ from specux._runtime import spectral_exec as se
 from specux._runtime.device_array import DeviceArray
 from specux._runtime.launch import check_index, groups, launch
 
-__all__ = ["DEVICE_RES_TYPES", "check_device_res_type", "cqt", "soxr_like_filter", "soxr_spec", "vqt"]
+__all__ = [
+    "DEVICE_RES_TYPES",
+    "check_device_res_type",
+    "cqt",
+    "soxr_like_filter",
+    "soxr_spec",
+    "vqt",
+    "vqt_adjoint",
+]
 
 #: libsoxr's precision in bits of each quality (soxr_quality_spec: SOXR_LQ and SOXR_MQ are 16-bit,
 #: SOXR_HQ is SOXR_20_BITQ, SOXR_VHQ is SOXR_28_BITQ)
@@ -281,3 +289,139 @@ def _octave_product(
     rows = [p.n_bins, octave.rows.start]
     args = [X.buf, w, off, first, out.buf, total, k, F, n_fft, n_frames, n_frames, *rows]
     launch(rt, ck.render, spec, groups(total, ck.BLOCK), args)
+
+
+# -- the adjoint (gradient with respect to the signal) ---------------------------------------------------
+
+
+def _transposed(basis: np.ndarray, n_fft: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(off, filt, widx, flip)``: for each one-sided bin (``n_fft // 2 + 1``) the packed-weight entries of
+    :func:`_packed` that read it, by filter: the filter, the weight's index, and whether the entry is a bin
+    above Nyquist of a two-sided basis (which reads the bin's conjugate)."""
+    off, first, _ = _packed(basis)
+    n_f = n_fft // 2 + 1
+    counts = np.diff(off)
+    k = np.repeat(np.arange(basis.shape[0]), counts)
+    j = np.arange(int(off[-1]))
+    f = first[k] + j - off[k]
+    flip = f >= n_f
+    f = np.where(flip, n_fft - f, f)
+    order = np.lexsort((flip, k, f))  # by bin, then filter
+    t_off = np.zeros(n_f + 1, np.int64)
+    np.cumsum(np.bincount(f, minlength=n_f), out=t_off[1:])
+
+    def col(a: np.ndarray) -> np.ndarray:
+        return (a[order] if a.size else np.zeros(1)).astype(np.int32)
+
+    return t_off.astype(np.int32), col(k), col(j), col(flip.astype(np.int32))
+
+
+def _transposed_tables(rt: DeviceRuntime, basis: np.ndarray, n_fft: int) -> tuple[Any, ...]:
+    digest = hashlib.blake2b(np.ascontiguousarray(basis).tobytes(), digest_size=16).hexdigest()
+    key = ("spx_cq_basis_t", digest, basis.shape, n_fft)
+    cached: dict[str, np.ndarray] = {}
+
+    def part(i: int) -> np.ndarray:
+        if not cached:
+            cached.update(zip("abcd", _transposed(basis, n_fft)))
+        return cached["abcd"[i]]
+
+    return tuple(rt.table((*key, i), lambda i=i: part(i)) for i in range(4))
+
+
+def _decimate_adjoint(
+    rt: DeviceRuntime,
+    g: DeviceArray,
+    n_in: int,
+    factor: int,
+    res_type: str | None,
+    gain: float,
+    base: DeviceArray | None = None,
+) -> DeviceArray:
+    """The transpose of :func:`_decimate` applied to ``g`` (B, ceil(n_in / factor)): (B, n_in), plus ``base``
+    when given. ``factor=1`` (``res_type`` None) is the identity, which adds ``g`` to ``base``."""
+    B, n_out = int(g.shape[0]), int(g.shape[1])
+    if factor == 1:
+        taps, k0, count = np.ones(1), 0, n_out
+    else:
+        taps, k0, rounds = _form(factor, res_type)
+        count = min(n_out, _count(n_in, factor, rounds))
+    dtype = g.dtype
+    out = da.empty(rt, (B, n_in), dtype)
+    check_index("vqt", g.size, out.size)
+    if out.size == 0:
+        return out
+    table = rt.table(("spx_cq_taps", factor, res_type, dtype), lambda: taps.astype(dtype))
+    spec = ck.DecimateAdjointSpec(da.STORAGE[dtype], accumulate=base is not None)
+    args = [g.buf, table, (base if base is not None else g).buf, out.buf, out.size, n_in, n_out, count]
+    args += [factor, k0, int(taps.size), float(gain)]
+    launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), args)
+    return out
+
+
+def vqt_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: Any, n: int) -> DeviceArray:
+    """The gradient (..., n) real with respect to the signal of :func:`vqt` with parameters ``p`` on signals
+    of ``n`` samples, given the gradient ``grad`` (..., n_bins, n_frames) complex of its output (the transpose
+    for the real inner product ``Re <a, b>``): per octave, from the lowest up, the basis product's transpose,
+    the frames' and FFT's (:func:`specux._runtime.spectral_exec.stft_adjoint` of a boxcar stft), and the
+    resamplings' transposes, each octave's gradient added to the signal it was computed from."""
+    from specux._validate import StftParams
+    from specux.ops.cqt import output_frames, vqt_plan
+
+    check_device_res_type(p.res_type, "vqt")
+    plan = vqt_plan(p)
+    rdtype = da.REAL_OF[p.dtype]
+    bases = [_octave_basis(p, plan, octave) for octave in plan.octaves]
+    n_frames = output_frames(n, plan, [(None, n_fft) for _, n_fft in bases])
+    if tuple(grad.shape[-2:]) != (p.n_bins, n_frames) or grad.dtype != p.dtype:
+        raise ValueError(
+            f"vqt_adjoint: the gradient must be {p.dtype} ending in ({p.n_bins}, {n_frames}); got "
+            f"{grad.dtype} {grad.shape}"
+        )
+    batch = tuple(int(s) for s in grad.shape[:-2])
+    B = 1
+    for s in batch:
+        B *= s
+    g = grad.reshape(B, p.n_bins, n_frames)
+    # the signal length of each octave's stage
+    lengths, length = [], -(-n // plan.early_factor)
+    for i, octave in enumerate(plan.octaves):
+        if i > 0 and octave.sr != plan.octaves[i - 1].sr:
+            length = -(-length // 2)
+        lengths.append(length)
+    with rt.batch():
+        gx = None
+        for i in range(len(plan.octaves) - 1, -1, -1):
+            octave, (basis, n_fft) = plan.octaves[i], bases[i]
+            F = n_fft // 2 + 1
+            Xbar = da.empty(rt, (B, F, n_frames), da.COMPLEX_OF[rdtype])
+            total = B * F * n_frames
+            check_index("vqt", 2 * total, 2 * g.size)
+            off, filt, widx, flip = _transposed_tables(rt, basis, n_fft)
+            _, _, w = _basis_tables(rt, basis, rdtype)
+            args = [g.buf, w, off, filt, widx, flip, Xbar.buf, total, F, n_frames]
+            args += [p.n_bins, octave.rows.start]
+            launch(rt, ck.render, ck.CqProductAdjointSpec(da.STORAGE[rdtype]), groups(total, ck.BLOCK), args)
+            sp = StftParams(
+                n_fft=n_fft,
+                hop_length=octave.hop,
+                win_length=n_fft,
+                window=np.ones(n_fft),
+                center=True,
+                pad_mode=p.pad_mode,
+                output="complex",
+                dtype=rdtype,
+                length=lengths[i],
+                n_frames=n_frames,
+            )
+            own = se.stft_adjoint(rt, Xbar, sp).reshape(B, lengths[i])
+            if gx is None:
+                gx = own
+            elif plan.octaves[i + 1].sr != octave.sr:
+                gx = _decimate_adjoint(rt, gx, lengths[i], 2, p.res_type, math.sqrt(2.0), base=own)
+            else:  # an odd hop: the next octave read the same signal
+                gx = _decimate_adjoint(rt, gx, lengths[i], 1, None, 1.0, base=own)
+        if plan.early_factor > 1:
+            gain = math.sqrt(plan.early_factor) * (1.0 if p.scale else math.sqrt(plan.early_factor))
+            gx = _decimate_adjoint(rt, gx, n, plan.early_factor, p.res_type, gain)
+    return gx.reshape(*batch, n)
