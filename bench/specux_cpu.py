@@ -61,6 +61,8 @@ TARGET_FASTEST = {"stft": ("librosa", "torch", "torchaudio"), "istft": ("librosa
                   "melspectrogram": ("librosa", "torch", "torchaudio")}
 #: cqt: specux at least this many times faster than librosa
 CQT_SPEEDUP = 5.0
+#: griffinlim (issue 14): specux at least this many times faster than librosa
+GRIFFINLIM_SPEEDUP = 2.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,9 @@ def make_data(quick: bool) -> list[Data]:
         Data("batch", batch, 16000, n_fft=512, hop=128, n_mels=80),
         Data("issue19", batch, 16000, n_fft=512, hop=160, ops=("stft",)),
         Data("clip", audio((22050 * secs_clip,), 22050), 22050),
+        # the inverses: 32 Griffin-Lim iterations, and mel_to_audio's NNLS (librosa's L-BFGS) before them
+        Data("inverse", audio((22050 * (2 if quick else 5),), 22050), 22050,
+             ops=("griffinlim", "mel_to_audio")),
         Data("images", rng.standard_normal((n_img, side, side)).astype(np.float32), 0, ops=("fftconvolve",),
              extra={"kernel": rng.standard_normal((1, 33, 33)).astype(np.float32)}),
     ]
@@ -225,6 +230,29 @@ def bench_fftconvolve(d: Data) -> dict[str, Callable[[], Any]]:
     return impls
 
 
+def bench_griffinlim(d: Data) -> dict[str, Callable[[], Any]]:
+    import librosa
+
+    S = np.abs(librosa.stft(d.x, n_fft=d.n_fft, hop_length=d.hop))
+    kw = dict(n_fft=d.n_fft, hop_length=d.hop, random_state=0)  # the same start: the same result
+    return {
+        "specux": lambda: specux.griffinlim(S, **kw, backend="cpu"),
+        "librosa": lambda: librosa.griffinlim(S, **kw),
+    }
+
+
+def bench_mel_to_audio(d: Data) -> dict[str, Callable[[], Any]]:
+    import librosa
+
+    M = librosa.feature.melspectrogram(y=d.x, sr=d.sr, n_fft=d.n_fft, hop_length=d.hop, n_mels=d.n_mels)
+    kw = dict(sr=d.sr, n_fft=d.n_fft, hop_length=d.hop)
+    # both start Griffin-Lim from unseeded random phases: rel_diff compares two random starts
+    return {
+        "specux": lambda: specux.mel_to_audio(M, **kw, backend="cpu"),
+        "librosa": lambda: librosa.feature.inverse.mel_to_audio(M, **kw),
+    }
+
+
 OPS: dict[str, Callable[[Data], dict[str, Callable[[], Any]]]] = {
     "stft": bench_stft,
     "istft": bench_istft,
@@ -233,6 +261,8 @@ OPS: dict[str, Callable[[Data], dict[str, Callable[[], Any]]]] = {
     "cqt": bench_cqt,
     "chroma_stft": bench_chroma_stft,
     "fftconvolve": bench_fftconvolve,
+    "griffinlim": bench_griffinlim,
+    "mel_to_audio": bench_mel_to_audio,
 }
 
 
@@ -292,6 +322,11 @@ def targets(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             q = ratio(r["times"]["librosa"]["best"], r["times"]["specux"]["best"])
             out.append({"data": r["data"], "op": "cqt", "target": f"librosa / specux >= {CQT_SPEEDUP:g}",
                         "value": f"librosa / specux = {q:.2f}", "met": q >= CQT_SPEEDUP})
+        elif r["op"] == "griffinlim":
+            q = ratio(r["times"]["librosa"]["best"], r["times"]["specux"]["best"])
+            out.append({"data": r["data"], "op": "griffinlim",
+                        "target": f"librosa / specux >= {GRIFFINLIM_SPEEDUP:g}",
+                        "value": f"librosa / specux = {q:.2f}", "met": q >= GRIFFINLIM_SPEEDUP})
     return out
 
 
@@ -359,8 +394,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="take turns call by call (--repeat x --rounds rounds), not in blocks: steadier on "
                          "a busy machine for ops without BLAS (stft); unfair to whoever runs after OpenBLAS")
     ap.add_argument("--ops", default=",".join(OPS), help="comma-separated subset of: " + ", ".join(OPS))
-    ap.add_argument("--data", default="batch,issue19,clip,images",
-                    help="subset of: batch, issue19, clip, images")
+    ap.add_argument("--data", default="batch,issue19,clip,inverse,images",
+                    help="subset of: batch, issue19, clip, inverse, images")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON file to write")
     args = ap.parse_args(argv)
     ops = [o for o in args.ops.split(",") if o]
