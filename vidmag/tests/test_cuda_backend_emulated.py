@@ -54,6 +54,10 @@ class _Driver:
     CUresult = _Result
     CUdeviceptr = int
 
+    @staticmethod
+    def CUstream(ptr):
+        return f"caller-stream-{ptr}"
+
     class CUdevice_attribute:
         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = "major"
         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = "minor"
@@ -67,7 +71,8 @@ class _Driver:
         self.pinned: set[int] = set()
         self.cl = opencl_rt
         self.launches: dict[str, int] = {}
-        self.copies = {"htod": 0, "dtoh": 0}
+        self.streams: set = set()
+        self.copies = {"htod": 0, "dtoh": 0, "dtod": 0}
         self.released: list[str] = []
 
     def _new(self, nbytes):
@@ -159,6 +164,10 @@ class _Driver:
         assert any(p <= int(dst) < p + self.memory[p].nbytes for p in self.pinned), "downloads are staged"
         return self._copy(dst, src, nbytes, "dtoh")
 
+    def cuMemcpyDtoDAsync(self, dst, src, nbytes, stream):
+        self.streams.add(stream)
+        return self._copy(dst, src, nbytes, "dtod")
+
     def cuModuleLoadData(self, image):
         assert bytes(image[:4]) == b"\x7fELF", "the runtime must load a cubin"
         return self.ok, object()
@@ -172,7 +181,8 @@ class _Driver:
         name = function.name
         prog = program(name, "opencl")
         signature = prog.signature(name)
-        assert (gz, by, bz, shared, extra) == (1, 1, 1, 0, 0) and bx == GROUP and stream == "stream"
+        assert (gz, by, bz, shared, extra) == (1, 1, 1, 0, 0) and bx == GROUP
+        self.streams.add(stream)
         n = len(signature.params)
         pointers = np.frombuffer((ctypes.c_uint64 * n).from_address(int(params)), np.uint64)
         args = []
@@ -295,3 +305,87 @@ def test_the_reason_here_is_the_true_one():
     assert reason is None or "not part of this build" not in reason
     if cuda_rt.init_reason() is not None and "libcuda" in cuda_rt.init_reason():
         assert "driver" in reason and "libcuda" in reason
+
+
+class _FakeCupy:
+    """Just the cupy a caller's array needs here: arrays in the emulated device memory (host memory, so a
+    numpy view of them is the test's window), ``empty``, the current device and stream."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        fake = self
+
+        class ndarray:  # cupy's own name
+            def __init__(self, host):
+                self.host = host
+                self.shape, self.dtype, self.size = host.shape, host.dtype, host.size
+                self.flags = host.flags
+                self.device = type("Device", (), {"id": 0})()
+
+            @property
+            def __cuda_array_interface__(self):
+                return {"data": (self.host.ctypes.data, False), "shape": self.shape, "version": 3,
+                        "typestr": self.dtype.str}
+
+            def __getitem__(self, item):
+                return ndarray(self.host[item])
+
+            def __eq__(self, other):
+                return self.host == other
+
+        class _Device:
+            def __init__(self, ordinal):
+                assert ordinal == 0
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        class _Stream:
+            ptr = 1234
+
+        self.ndarray = ndarray
+        self.uint8 = np.uint8
+        current = staticmethod(lambda: _Stream())
+        self.cuda = type("cuda", (), {"Device": _Device, "get_current_stream": current})
+
+        def empty(shape, dtype):
+            nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+            block = fake.driver.memory[fake.driver._new(nbytes)]
+            return ndarray(block[:nbytes].view(dtype).reshape(shape))
+
+        self.empty = empty
+
+    def asarray(self, host):
+        out = self.empty(host.shape, host.dtype)
+        out.host[...] = host
+        return out
+
+
+@pytest.mark.parametrize("pipeline", ["laplacian_iir", "gaussian_ideal"])
+def test_cupy_arrays_in_and_out_on_the_callers_stream(pipeline, emulated, make_clip, synthetic_params,
+                                                       monkeypatch):
+    """A (fake) cupy clip goes to the cuda backend under backend="auto", is read and written on the device
+    (device-to-device copies only, no download), on the caller's stream, and comes back a cupy array within
+    1 of the reference; odd frame sizes (not whole 32-bit words) included."""
+    import sys
+
+    _, driver = emulated
+    cupy = _FakeCupy(driver)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    clip = make_clip(T=12, H=24, W=37)
+    params = synthetic_params[pipeline]
+    expected = vidmag.magnify(clip, fs=30.0, pipeline=pipeline, backend="cpu", **params)
+    on_device = cupy.asarray(clip)
+    assert registry.owner(on_device) == "cuda"
+    downloads = driver.copies["dtoh"]
+    driver.streams.clear()
+    got = vidmag.magnify(on_device, fs=30.0, pipeline=pipeline, **params)
+    assert isinstance(got, cupy.ndarray) and driver.copies["dtoh"] == downloads and driver.copies["dtod"]
+    assert driver.streams == {"caller-stream-1234"}
+    _within_one(got.host, expected)
+    np.testing.assert_array_equal(on_device.host, clip)  # the input is left alone
+    with pytest.raises(ValueError, match="would copy it through the host"):
+        vidmag.magnify(on_device, fs=30.0, pipeline=pipeline, backend="cpu", **params)

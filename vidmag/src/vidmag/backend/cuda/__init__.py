@@ -17,7 +17,10 @@ Importing this package imports no CUDA library; :func:`probe` looks for one, :fu
 
 from __future__ import annotations
 
-__all__ = ["create", "pinned_by", "probe"]
+import sys
+from typing import Any
+
+__all__ = ["count_clipped", "create", "magnify_owned", "owns", "pinned_by", "probe", "to_host"]
 
 
 def probe() -> str | None:
@@ -49,3 +52,36 @@ def create():
 
     operations = KernelOperations(CudaDevice())
     return bind(operations, name="cuda", fused=KernelFused(operations, name="cuda"))
+
+
+# --- routing of device arrays (see vidmag.backend.registry) -------------------------------------------------
+# cupy arrays only: torch tensors, CUDA ones included, belong to the torch backend (which the registry asks
+# after this one); vidmag.backend.cuda.arrays.magnify_array takes torch CUDA tensors when called directly.
+
+
+def owns(frames: Any) -> bool:
+    """Whether ``frames`` is a cupy array, decided without importing cupy (``sys.modules``)."""
+    cupy = sys.modules.get("cupy")
+    return cupy is not None and isinstance(frames, cupy.ndarray)
+
+
+def magnify_owned(frames: Any, *, fs: float, pipeline: str, compat: str | None = None, **params: Any) -> Any:
+    """:func:`vidmag.backend.cuda.arrays.magnify_array` (the registry's name for it)."""
+    from vidmag.backend.cuda.arrays import magnify_array
+
+    return magnify_array(frames, fs=fs, pipeline=pipeline, compat=compat, **params)
+
+
+def to_host(frames: Any, *, backend: str) -> Any:
+    """Always a ``ValueError``: a cupy array lives on a GPU, and another backend would copy it through the
+    host."""
+    raise ValueError(
+        f"frames: a cupy array runs only on backend='cuda' (or 'auto'); backend={backend!r} would copy it "
+        "through the host; use cupy.asnumpy(frames) if you mean that"
+    )
+
+
+def count_clipped(frames: Any, row_step: int) -> tuple[int, int]:
+    """(bytes at 0 or 255, bytes looked at) in every ``row_step``-th row of a (T, H, W, 3) device array."""
+    rows = frames[:, ::row_step]
+    return int(((rows == 0) | (rows == 255)).sum()), int(rows.size)

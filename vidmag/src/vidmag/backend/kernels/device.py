@@ -131,7 +131,8 @@ class KernelDevice:
                 f"an array of {nbytes} bytes does not fit one buffer of {self.device_name} "
                 f"(at most {self.max_bytes} bytes, {self.limit}): use smaller frames or batches"
             )
-        return self.runtime.alloc(nbytes)
+        # whole 32-bit words: the kernels read and write bytes four at a time
+        return self.runtime.alloc(-(-int(nbytes) // 4) * 4)
 
     def empty(self, shape: tuple[int, ...], dtype: Any = np.float32) -> DeviceArray:
         return self.array_type(self, shape, dtype)

@@ -141,4 +141,9 @@ class KernelFused:
         pixels = n * H * W
         self.rt.launch("render", -(-pixels // 4), frames, signal_buf, out, iy, wy, k, H, W, h, pixels,
                        *_floats(c), *_floats(e))
+        return self._finish(out)
+
+    def _finish(self, out: DeviceArray) -> Any:
+        """The render's bytes as the pipelines return them: on the host here (a tier whose callers hold
+        device arrays returns ``out`` itself, copied out before the next batch reuses it)."""
         return self.rt.download(out)
