@@ -24,7 +24,9 @@ NOT_BUILT = "not built yet"
 
 #: public functions whose cpu version is computed in the front itself (no cpu backend method); listed in the
 #: cpu row of :func:`backends`. chroma_stft also has a generated version on the device backends.
-HOST_ONLY = frozenset({"chroma_stft", "chroma_cqt", "estimate_tuning", "pitch_tuning", "piptrack"})
+HOST_ONLY = frozenset(
+    {"chroma_stft", "chroma_cqt", "estimate_tuning", "pitch_tuning", "piptrack", "icqt", "griffinlim_cqt"}
+)
 #: the arrays each backend takes, for the docstrings' "Backends:" lines
 INPUTS = {
     "cpu": "numpy arrays, torch CPU tensors",
