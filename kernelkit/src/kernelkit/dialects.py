@@ -180,7 +180,65 @@ class Dialect:
 
     The ``*_fmt`` fields are ``str.format`` templates; the field names and the comments say which
     placeholders they take. A ``None`` spelling means the language has none (asking for it raises
-    :class:`UnsupportedError`).
+    :class:`UnsupportedError`). The four tables are ``kernelkit.DIALECTS``; a new target is one more instance.
+
+    Parameters
+    ----------
+    name : str
+        The target: ``"opencl"``, ``"cuda"``, ``"metal"`` or ``"glsl"``.
+    preludes : dict of str to str
+        Text placed before everything else, by need (``"base"``, ``"f64"``, ``"f16"``, ``"i64"``,
+        ``"subgroup"``, ``"atomic_float"``): version lines, includes, pragmas, helpers.
+    kernel_qualifier, function_qualifier : str
+        The words that open a kernel and a device helper function.
+    global_ptr_fmt : str or None
+        ``{const}{type}``: a pointer to global memory; None where the language cannot pass one (GLSL).
+    shared_decl_fmt, barrier : str
+        A group-shared array declaration (``{type} {name} {size}``) and the group barrier statement.
+    local_id, group_id : str
+        Thread index in the group and group index along x, as int (the original one-axis form).
+    param_ptr_fmt, param_scalar_fmt : str
+        One pointer parameter (``{const}{type} {name} {index} {binding}``) and one scalar parameter
+        (``""`` where scalars live in a block).
+    index_params : tuple of str
+        Extra kernel parameters carrying the thread position in the original form (Metal only).
+    real_types, complex_types, storage_types : dict of str to str
+        Type names by compute precision (real, complex) and by storage format in global memory.
+    make_complex_fmt, load_half_fmt, store_half_fmt : str
+        A complex value from ``{re}`` ``{im}``; a half loaded as a float and a float stored as a half.
+    compute_precisions : frozenset of str
+        Precisions the language can compute in.
+    suffix : str
+        Source file suffix for dumps.
+    const_qualifier, signature_fmt, param_sep, scalar_block_fmt, scalar_member_fmt : str
+        The extended form's kernel opening: the read-only word, the signature, the parameter separator and
+        the block holding every scalar parameter (with one member's spelling and std430 offset).
+    shared_scope : str
+        Where group-shared arrays go: ``"body"`` (first lines of the kernel) or ``"global"`` (before it).
+    group_size_fixed_fmt, group_size_launch : str
+        The group size fixed by the source (``{x} {y} {z}``), and the same when chosen at launch.
+    index_params_nd, prologue_nd : tuple of str
+        Kernel parameters and first body lines of the extended form (Metal's positions).
+    local_index_fmt, group_index_fmt, group_dim_fmt, num_groups_fmt, global_index_fmt : str
+        Per axis (``{axis}``, ``{c}``): thread index in the group, group index, group size, group count and
+        the global index (as ``{type}``).
+    global_barrier : str
+        A barrier ordering both group-shared and global memory within a group.
+    scalar_types : dict of str to str
+        The type of each integer / scalar kind (``"int"``, ``"i64"``, ``"u32"``, ``"u64"``, ``"f32"``,
+        ``"f64"``).
+    cast_fmt, make_vector_fmt : str
+        A conversion (``{type} {value}``) and a vector value (``{vtype} {args}``).
+    literal_suffixes : dict of str to str
+        The floating literal suffix by compute precision.
+    vector_types : dict
+        ``(kind, width)`` to a vector type; kinds ``"f32"``, ``"f64"``, ``"int"``, ``"u32"``, widths 2 and 4.
+    math_fmts, atomic_add_fmts : dict
+        ``(function, kind)`` to a call with positional placeholders; kind to an atomic add (None: none).
+    subgroup_size, subgroup_lane, subgroup_sum_fmt, subgroup_shuffle_xor_fmt : str
+        The subgroup (warp, SIMD group) size and lane, a sum over it and a lane-XOR shuffle.
+    reserved_words, reserved_prefixes, reserved_infixes : frozenset or tuple of str
+        What a parameter may not be named, start with or contain (checked when a kernel opens).
 
     Examples
     --------
