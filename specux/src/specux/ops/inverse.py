@@ -309,7 +309,7 @@ def mel_to_stft(
     (scipy's L-BFGS-B) from the clipped pseudo-inverse solution, on librosa's blocks of frames, with its
     settings. Since the system is underdetermined where bands are wider than a bin, the optimiser's path
     decides among the equally good solutions; ours differs from librosa's only in rounding (matrix products
-    instead of einsum, a float64 basis cast to float32), measured at 1e-6 of the peak for a 2 s float32 clip
+    instead of einsum, a float64 basis cast to float32), measured at 2e-6 of the peak for a 2 s float32 clip
     (see docs/specux/inverses.md); the fit ``mel @ X`` agrees far closer.
 
     Parameters
