@@ -36,6 +36,7 @@ from specux.ops.chroma import chroma_cqt, chroma_stft
 from specux.ops.convolve import fftconvolve
 from specux.ops.cqt import cqt, vqt
 from specux.ops.inverse import griffinlim, mel_to_audio, mel_to_stft, mfcc_to_audio, mfcc_to_mel
+from specux.ops.inverse_cq import griffinlim_cqt, icqt
 from specux.ops.mel import melspectrogram
 from specux.ops.stft import istft, stft
 from specux.ops.tuning import estimate_tuning, pitch_tuning
@@ -64,9 +65,11 @@ __all__ = [
     "fftconvolve",
     "filters",
     "griffinlim",
+    "griffinlim_cqt",
     "hz_to_mel",
     "hz_to_midi",
     "hz_to_octs",
+    "icqt",
     "is_deterministic",
     "istft",
     "lfcc",

@@ -28,6 +28,7 @@ from specux.ops.cepstral import DCT_NORMS as _DCT_NORMS
 from specux.ops.cepstral import DCT_TYPES as _DCT_TYPES
 from specux.ops.mel import COMPATS as _COMPATS
 from specux.torch import _fft, _ops
+from specux.torch._ops_icqt import route as _icqt_route
 from specux.torch._params import encode_spec
 
 _HOST_BACKENDS = ("auto", "cpu")
@@ -634,6 +635,7 @@ _PUBLIC = {
     "chroma_stft": chroma_stft,
     "chroma_cqt": chroma_cqt,
     "fftconvolve": fftconvolve,
+    "icqt": _icqt_route,
 }
 
 
