@@ -72,6 +72,7 @@ class _Driver:
         self.cl = opencl_rt
         self.launches: dict[str, int] = {}
         self.streams: set = set()
+        self.depth = 0  # contexts pushed on this thread: allocations, copies and launches need one current
         self.copies = {"htod": 0, "dtoh": 0, "dtod": 0}
         self.released: list[str] = []
 
@@ -104,10 +105,16 @@ class _Driver:
         return self.ok, b"Emulated GPU\x00"
 
     def cuCtxPushCurrent(self, ctx):
+        self.depth += 1
         return (self.ok,)
 
     def cuCtxPopCurrent(self):
+        assert self.depth > 0
+        self.depth -= 1
         return self.ok, "context"
+
+    def _current(self, what):
+        assert self.depth > 0, f"{what} with no current context (the driver API wants one)"
 
     def cuStreamCreate(self, flags):
         return self.ok, "stream"
@@ -127,6 +134,7 @@ class _Driver:
         return (self.ok,)
 
     def cuMemAllocAsync(self, nbytes, stream):
+        self._current("cuMemAllocAsync")
         return self.ok, self._new(nbytes)
 
     def cuMemFreeAsync(self, ptr, stream):
@@ -144,6 +152,7 @@ class _Driver:
         return (self.ok,)
 
     def _copy(self, dst, src, nbytes, kind):
+        self._current(f"a copy ({kind})")
         self._check_range(int(dst), int(nbytes))
         self._check_range(int(src), int(nbytes))
         ctypes.memmove(int(dst), int(src), int(nbytes))
@@ -182,6 +191,7 @@ class _Driver:
         prog = program(name, "opencl")
         signature = prog.signature(name)
         assert (gz, by, bz, shared, extra) == (1, 1, 1, 0, 0) and bx == GROUP
+        self._current("cuLaunchKernel")
         self.streams.add(stream)
         n = len(signature.params)
         pointers = np.frombuffer((ctypes.c_uint64 * n).from_address(int(params)), np.uint64)

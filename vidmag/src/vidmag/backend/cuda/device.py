@@ -48,6 +48,11 @@ class CudaDevice(KernelDevice):
         runtime = runtime if runtime is not None else kk.default_runtime()
         super().__init__(runtime, 2**31 - 4)
 
+    def alloc(self, nbytes: int) -> Any:
+        # stream-ordered allocation wants this device's context current (launches push it themselves)
+        with self.runtime.current():
+            return super().alloc(nbytes)
+
     def synchronize(self) -> None:
         if self.runtime.closed:
             return

@@ -187,7 +187,7 @@ class KernelDevice:
         key = (host.dtype.str, host.shape, host.tobytes())
         entry = self._tables.pop(key, None)
         if entry is None:
-            buffer = self.runtime.alloc(host.nbytes)
+            buffer = self.alloc(host.nbytes)
             self._fill_table(buffer, host)
             entry = (buffer, host.nbytes)
             self._table_bytes += host.nbytes
