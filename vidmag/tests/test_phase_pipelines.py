@@ -90,17 +90,23 @@ def test_butterworth_band_edges_and_the_mit_fir_band():
 @pytest.mark.parametrize("compat", [None, "mit"])
 def test_every_frame_comes_out(pipeline, compat):
     clip = small_clip(T=7)  # fewer than the linear MIT code's 11: the phase code reads every frame
+    from vidmag.pipelines import select_backend
+
     out = vidmag.magnify(clip, fs=30, pipeline=pipeline, compat=compat, **VALID[pipeline])
     assert out.shape == clip.shape and out.dtype == np.uint8
-    assert vidmag.magnify(clip, fs=30, pipeline=pipeline, backend="cpu", compat=compat,
+    chosen, _ = select_backend("auto", pipeline)
+    assert vidmag.magnify(clip, fs=30, pipeline=pipeline, backend=chosen, compat=compat,
                           **VALID[pipeline]).tolist() == out.tolist()
+    # the backend "auto" took is within 1 grey level of the reference (the same bytes when it is cpu)
+    cpu = vidmag.magnify(clip, fs=30, pipeline=pipeline, backend="cpu", compat=compat, **VALID[pipeline])
+    assert np.abs(cpu.astype(int) - out).max() <= (0 if chosen == "cpu" else 1)
 
 
-@pytest.mark.parametrize("backend", ["opencl", "vulkan", "cuda", "metal"])
+@pytest.mark.parametrize("backend", ["vulkan", "cuda", "metal"])
 def test_other_backends_are_refused_naming_the_ones_that_run_them(backend):
-    with pytest.raises(BackendUnavailableError, match=r"riesz_iir.*\btorch, cpu\b"):
+    with pytest.raises(BackendUnavailableError, match=r"riesz_iir.*\btorch, opencl, cpu\b"):
         vidmag.magnify(small_clip(), fs=30, pipeline="riesz_iir", backend=backend, **VALID["riesz_iir"])
-    with pytest.raises(BackendUnavailableError, match=r"\btorch, cpu\b"):
+    with pytest.raises(BackendUnavailableError, match=r"\btorch, opencl, cpu\b"):
         vidmag.open_stream((24, 28, 3), fs=30, pipeline="riesz_iir", backend=backend, **VALID["riesz_iir"])
 
 
@@ -117,8 +123,11 @@ def test_auto_takes_torch_only_with_a_graphics_processor():
     name, _ = select_backend("auto", "riesz_iir")
     torch_gpu = registry.unavailable_reason("torch") is None and (
         registry.backend_module("torch").default_device() != "cpu")
-    assert name == ("torch" if torch_gpu else "cpu")
-    assert select_backend("auto", "steerable_ideal")[0] == name  # the same rule (torch_steerable.py)
+    # without a graphics processor the Riesz ones take opencl where it runs (faster than cpu: phase.md)
+    opencl = registry.unavailable_reason("opencl") is None
+    assert name == ("torch" if torch_gpu else "opencl" if opencl else "cpu")
+    # the same rule for steerable_ideal (torch_steerable.py), which has no opencl code
+    assert select_backend("auto", "steerable_ideal")[0] == ("torch" if torch_gpu else "cpu")
 
 
 @pytest.mark.parametrize("pipeline", ["riesz_ideal", "riesz_butterworth", "riesz_iir"])

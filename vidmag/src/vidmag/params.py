@@ -44,9 +44,9 @@ PHASE_PIPELINES = ("riesz_ideal", "riesz_butterworth", "riesz_iir", "steerable_i
 
 #: The backends that run each phase-based pipeline, in the order backend="auto" tries them.
 PHASE_BACKENDS: dict[str, tuple[str, ...]] = {
-    "riesz_ideal": ("torch", "cpu"),
-    "riesz_butterworth": ("torch", "cpu"),
-    "riesz_iir": ("torch", "cpu"),
+    "riesz_ideal": ("torch", "opencl", "cpu"),
+    "riesz_butterworth": ("torch", "opencl", "cpu"),
+    "riesz_iir": ("torch", "opencl", "cpu"),
     "steerable_ideal": ("torch", "cpu"),
 }
 

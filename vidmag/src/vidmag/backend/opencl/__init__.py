@@ -36,12 +36,15 @@ def pinned_by() -> str | None:
 
 def create():
     """The backend: the pipelines over the fused tier (:class:`OpenCLFused`), :class:`OpenCLOperations` as its
-    primitives, and the streaming pipelines (streams and whole clips) over the per-level kernels of
-    :mod:`vidmag.backend.opencl.streaming`."""
+    primitives, the streaming pipelines (streams and whole clips) over the per-level kernels of
+    :mod:`vidmag.backend.opencl.streaming`, and the Riesz pipelines from :mod:`vidmag.backend.opencl.riesz`
+    (a :class:`~vidmag.backend.phase.PhaseBackend`)."""
     from vidmag.backend.generic import Backend, bind, groups_of
+    from vidmag.backend.opencl import riesz
     from vidmag.backend.opencl.operations import OpenCLOperations
     from vidmag.backend.opencl.pipelines import OpenCLFused
     from vidmag.backend.opencl.streaming import FusedFilterState
+    from vidmag.backend.phase import PhaseBackend
     from vidmag.backend.stream import Stream, refuse_stream
 
     class OpenCLBackend(Backend):
@@ -68,7 +71,20 @@ def create():
                     yield from piece
             stream.close()
 
+    class OpenCLPhaseBackend(PhaseBackend):
+        """The Riesz pipelines' plans to :mod:`~vidmag.backend.opencl.riesz`; every other plan, streams
+        included, to the :class:`OpenCLBackend` it wraps."""
+
+        def __init__(self, linear):
+            super().__init__(linear, pipelines=riesz.PIPELINES,
+                             frames=lambda plan, source: riesz.frames(linear.operations, plan, source),
+                             stream=lambda plan: riesz.OpenCLRieszStream(linear.operations, plan))
+            self.linear = linear
+
+        def open(self, plan):
+            return super().open(plan) if plan.phase else self.linear.open(plan)
+
     operations = OpenCLOperations()
     fused = OpenCLFused(operations)
     bind(operations, name="opencl", fused=fused)  # the contract's checks (every operation of both tiers)
-    return OpenCLBackend(operations, fused)
+    return OpenCLPhaseBackend(OpenCLBackend(operations, fused))

@@ -22,7 +22,7 @@ from kernelkit.opencl import OpenCLRuntime, default_runtime, kernel_signatures
 from kernelkit.program import Kernel, Program
 
 #: The kernel files, without ``common.cl`` (definitions only, put in front of each of them).
-KERNEL_FILES = ("arith", "colour", "fused", "resample", "temporal")
+KERNEL_FILES = ("arith", "colour", "fused", "resample", "riesz", "temporal")
 
 
 def kernel_source(name: str) -> str:
