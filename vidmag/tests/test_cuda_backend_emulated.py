@@ -65,6 +65,9 @@ class _Driver:
     class CUstream_flags:
         CU_STREAM_NON_BLOCKING = 1
 
+    class CUevent_flags:
+        CU_EVENT_DISABLE_TIMING = 2
+
     def __init__(self, opencl_rt):
         self.ok = _Result.CUDA_SUCCESS
         self.memory: dict[int, np.ndarray] = {}
@@ -72,6 +75,8 @@ class _Driver:
         self.cl = opencl_rt
         self.launches: dict[str, int] = {}
         self.streams: set = set()
+        self.syncs = 0
+        self.events: list[int] = []  # times each event was recorded
         self.depth = 0  # contexts pushed on this thread: allocations, copies and launches need one current
         self.copies = {"htod": 0, "dtoh": 0, "dtod": 0}
         self.released: list[str] = []
@@ -120,6 +125,19 @@ class _Driver:
         return self.ok, "stream"
 
     def cuStreamSynchronize(self, stream):
+        self.syncs += 1
+        return (self.ok,)
+
+    def cuEventCreate(self, flags):
+        self.events.append(0)
+        return self.ok, len(self.events) - 1
+
+    def cuEventRecord(self, event, stream):
+        self.events[event] += 1
+        return (self.ok,)
+
+    def cuEventSynchronize(self, event):
+        assert self.events[event], "an event waited on before it was recorded"
         return (self.ok,)
 
     def cuCtxSynchronize(self):
@@ -286,9 +304,14 @@ def test_batches_carry_state_and_the_runtime_releases_everything(emulated, make_
     clip = make_clip(T=12, H=24, W=32)
     monkeypatch.setattr(fused, "CHUNK_BYTES", 5 * clip[0].nbytes)
     params = synthetic_params["laplacian_iir"]
+    syncs = driver.syncs
     got = vidmag.magnify(clip, fs=30.0, pipeline="laplacian_iir", backend="cuda", **params)
     _within_one(got, vidmag.magnify(clip, fs=30.0, pipeline="laplacian_iir", backend="cpu", **params))
     assert driver.launches["render"] >= 3
+    # uploads (frames, tables) take two staging buffers in turn, each waited on through its own event; the
+    # host waits for the whole stream only to read the render's bytes (and once at the end of the run)
+    assert len(driver.events) == 2 and min(driver.events) >= 2
+    assert driver.syncs - syncs <= driver.launches["render"] + 2
     rt = backend.operations.rt.runtime
     assert rt.sm == "sm_90" and driver.pinned
     backend.operations.rt._scratch.clear()

@@ -3,10 +3,11 @@ kernelkit's CUDA runtime.
 
 Launches go in order onto the runtime's stream (its own non-blocking stream, or the caller's inside
 ``runtime.session``), so nothing is batched. Host arrays go in and out through the runtime's page-locked
-staging buffers (slot 0 in, slot 1 out) with asynchronous copies on the same stream: an upload returns once
-the bytes are staged, and the copy and the launches after it run while the host goes on; the host waits when
-it reads a result and before it refills a staging buffer (so the transfers of one batch do not yet overlap
-the compute of another: that needs two staging buffers per direction and events). Device memory is
+staging buffers with asynchronous copies on the same stream: an upload returns once the bytes are staged, and
+the copy and the launches after it run while the host goes on. Uploads take two staging buffers in turn, each
+with an event recorded after its copy, so the host fills one while the device still copies from the other and
+waits only for the copy out of the buffer it refills; a download waits for the stream (the pipelines need the
+bytes on the host at once). Device memory is
 stream-ordered (``cuMemAllocAsync`` / ``cuMemFreeAsync``), so an array dropped while launches that read it
 are still queued is freed after them.
 """
@@ -23,8 +24,9 @@ from vidmag.backend.kernels.device import DeviceArray, KernelDevice
 
 __all__ = ["CudaArray", "CudaDevice"]
 
-#: pinned staging slots of the runtime this layer uses
-_IN, _OUT = 0, 1
+#: pinned staging slots of the runtime this layer uses: two for uploads, taken in turn, one for downloads
+#: (specux, on the same runtime, uses 0 and 1)
+_IN, _OUT = (16, 17), 18
 
 
 class CudaArray(DeviceArray):
@@ -47,6 +49,9 @@ class CudaDevice(KernelDevice):
     def __init__(self, runtime: Any = None) -> None:
         runtime = runtime if runtime is not None else kk.default_runtime()
         super().__init__(runtime, 2**31 - 4)
+        self._turn = 0
+        #: upload slot -> an event recorded after the last copy out of it
+        self._copied: dict[int, Any] = {}
 
     def alloc(self, nbytes: int) -> Any:
         # stream-ordered allocation wants this device's context current (launches push it themselves)
@@ -60,15 +65,24 @@ class CudaDevice(KernelDevice):
             self.runtime.synchronize()
 
     def _write(self, buffer: Any, host: np.ndarray) -> None:
+        # Two staging buffers in turn: while the device copies from one (and runs the launches queued after
+        # the copy), the host fills the other; it waits only for the copy out of the buffer it refills.
         rt = self.runtime
         raw = host.reshape(-1).view(np.uint8)
+        slot = _IN[self._turn]
+        self._turn ^= 1
         with rt.current():
-            # the staging buffer may still feed the previous upload's copy: wait for the stream first
-            kk.check(kk.cu.cuStreamSynchronize(rt.stream))
-            staging = rt.pinned(raw.nbytes, _IN)
+            copied = self._copied.get(slot)
+            if copied is not None:
+                kk.check(kk.cu.cuEventSynchronize(copied))
+            staging = rt.pinned(raw.nbytes, slot)
             staging[:] = raw
             kk.check(kk.cu.cuMemcpyHtoDAsync(kk.device_pointer(buffer, rt.ordinal), staging.ctypes.data,
                                              raw.nbytes, rt.stream))
+            if copied is None:
+                flags = kk.cu.CUevent_flags.CU_EVENT_DISABLE_TIMING
+                copied = self._copied[slot] = kk.check(kk.cu.cuEventCreate(flags))
+            kk.check(kk.cu.cuEventRecord(copied, rt.stream))
 
     def _read(self, buffer: Any, out: np.ndarray) -> None:
         rt = self.runtime
