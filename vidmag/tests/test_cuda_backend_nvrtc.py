@@ -13,6 +13,7 @@ import os
 import numpy as np
 import pytest
 
+from vidmag.backend import registry
 from vidmag.backend.kernels.templates import KERNELS, cover, program
 
 ARCHES = ("sm_80", "sm_90", "sm_100")
@@ -89,3 +90,29 @@ def test_the_opencl_build_of_the_templates_runs_on_pocl(require_backend):
     got = rt.download(dst, np.empty(words, np.uint32)).view(np.uint8)[: 3 * pixels].reshape(pixels, 3)
     expected = yiq_to_rgb_uint8(yiq.astype(np.float64), mit=True)
     assert np.abs(got.astype(int) - expected.astype(int)).max() <= 1
+
+
+def test_the_reason_here_is_the_true_one():
+    """On a machine without the NVIDIA driver the reason says so (never "not part of this build")."""
+    reason = registry.unavailable_reason("cuda")
+    assert reason is None or "not part of this build" not in reason
+    from kernelkit import cuda as cuda_rt
+
+    if cuda_rt.init_reason() is not None and "libcuda" in cuda_rt.init_reason():
+        assert "driver" in reason and "libcuda" in reason
+
+
+def test_vidmag_backends_prints_the_true_reasons():
+    import subprocess
+    import sys
+
+    from kernelkit import cuda as cuda_rt
+
+    done = subprocess.run([sys.executable, "-m", "vidmag.cli", "backends"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "not part of this build" not in done.stdout
+    if cuda_rt.init_reason() is not None and "libcuda" in cuda_rt.init_reason():
+        assert "cuda: libcuda not found: no NVIDIA driver" in done.stdout
+    if sys.platform != "darwin":
+        assert "metal: Metal needs macOS" in done.stdout
