@@ -9,7 +9,9 @@ for every dialect.
     ``col`` (``indexed=True``: the transposed bank of the adjoint, where each bin gathers the few bands that
     touch it). One thread per output element, ``t`` fastest, so the loads of a warp are coalesced over
     frames and the weights are broadcast. ``pre`` is the top_db floor (``max(v, lower[b / group_div])``
-    with NaN kept), ``post`` the dB or natural logarithm of the sum.
+    with NaN kept), ``post`` the dB or natural logarithm of the sum. With ``modulus`` the source is the
+    stft's complex spectrum and ``pre`` its modulus (``|X|``, ``|X| ** 2``, ``|X| ** power``), in the
+    modulus kernel's own expressions: the power spectrogram of a signal's features is never written.
 ``reduce_max``
     A two-stage, fixed-order reduction to the maximum (ignoring NaN) and its first index per group of a
     (groups, group_len) array: stage 1 reduces chunks into partials, stage 2 reduces each group's partials
@@ -39,6 +41,7 @@ from dataclasses import dataclass
 
 from kernelkit.dialects import COMPUTE_OF, Dialect, Param
 from kernelkit.emitter import Emitter
+from specux._codegen import spectral_kernels as sk
 from specux._codegen.fft_kernels import KernelSource
 
 #: threads per block of every kernel here
@@ -64,6 +67,11 @@ class BankSpec:
     indexed: bool = False
     floor: bool = False  # apply the top_db floor to every loaded value
     post: int = POST_NONE
+    #: -1: ``src`` is real; a kind of :mod:`specux._codegen.spectral_kernels`' modulus (``MOD_ABS``,
+    #: ``MOD_POWER2``, ``MOD_POWER``): ``src`` is the complex spectrum, interleaved, of the compute precision,
+    #: and each value loaded is its modulus (to ``power``) as the modulus kernel computes it, so the power
+    #: spectrogram is never written
+    modulus: int = -1
 
 
 @dataclass(frozen=True)
@@ -130,6 +138,22 @@ def _db(d: Dialect, prec: str, v: str) -> str:
     return f"{d.math('log', prec, clamped)} * {d.literal(_TEN_OVER_LN10, prec)} - c1"
 
 
+def _modulus_load(e: Emitter, spec: BankSpec, at: str) -> None:
+    """``v``: the modulus of the complex value at real offset ``at`` of ``src``, in the modulus kernel's
+    expressions (:func:`specux._codegen.spectral_kernels.modulus`), so fused and unfused agree."""
+    d, prec = e.d, spec.prec
+    R = d.real(prec)
+    e.line(f"const {R} re = ({R})" + d.load_real(spec.in_storage, "src", at) + ";")
+    e.line(f"const {R} im = ({R})" + d.load_real(spec.in_storage, "src", f"{at} + 1") + ";")
+    e.line(f"const {R} s = re * re + im * im;")
+    if spec.modulus == sk.MOD_POWER2:
+        e.line(f"{R} v = s;")
+    elif spec.modulus == sk.MOD_ABS:
+        e.line(f"{R} v = {d.math('sqrt', prec, 's')};")
+    else:
+        e.line(f"{R} v = {d.math('pow', prec, d.math('sqrt', prec, 's'), 'power')};")
+
+
 def bank(spec: BankSpec, d: Dialect) -> KernelSource:
     """The sparse product kernel of ``spec`` in dialect ``d``."""
     prec = spec.prec
@@ -137,6 +161,8 @@ def bank(spec: BankSpec, d: Dialect) -> KernelSource:
     e = Emitter(d)
     _header(e, spec.in_storage, spec.out_storage, prec)
     tag = ("x" if spec.indexed else "r") + ("f" if spec.floor else "") + "npl"[spec.post]
+    if spec.modulus >= 0:
+        tag += f"_c{spec.modulus}"
     name = f"spx_bank_{tag}"
     params = (
         _ptr("src", spec.in_storage),
@@ -152,6 +178,7 @@ def bank(spec: BankSpec, d: Dialect) -> KernelSource:
         Param("group_div", "int"),
         Param("c0", prec),
         Param("c1", prec),
+        Param("power", prec),
     )
     with e.block(d.signature(name, list(params))):
         e.line(f"const int i = {_index(d)};")
@@ -170,7 +197,12 @@ def bank(spec: BankSpec, d: Dialect) -> KernelSource:
             e.line(f"{R} acc = {d.literal(0.0, prec)};")
             with e.block("for (int j = j0; j < j1; ++j)"):
                 k = "col[j]" if spec.indexed else "k0 + j"
-                e.line(f"{R} v = ({R})" + d.load_real(spec.in_storage, "src", f"base + ({k}) * n_t") + ";")
+                if spec.modulus < 0:
+                    e.line(
+                        f"{R} v = ({R})" + d.load_real(spec.in_storage, "src", f"base + ({k}) * n_t") + ";"
+                    )
+                else:
+                    _modulus_load(e, spec, f"2 * (base + ({k}) * n_t)")
                 if spec.floor:
                     _floor_op(e, "v", "f")
                 e.line("acc += w[j] * v;")
@@ -413,6 +445,13 @@ def cover(storages: tuple[str, ...]) -> list[object]:
                 BankSpec(src, prec, prec, floor=True),
                 BankSpec(src, prec, prec, indexed=True),
             ]
+        # the fused power spectrum: the stft's complex output, always of the compute precision
+        specs += [
+            BankSpec(prec, prec, prec, modulus=kind) for kind in (sk.MOD_ABS, sk.MOD_POWER2, sk.MOD_POWER)
+        ]
+        specs += [
+            BankSpec(prec, prec, prec, post=post, modulus=sk.MOD_POWER2) for post in (POST_DB, POST_LOG)
+        ]
         specs += [ReduceMaxSpec(prec, prec), *(ReduceMaxSpec(prec, prec, rule) for rule in FLOOR_RULES)]
         specs += [ReduceClampedSpec(prec, prec), ReduceClampedSpec(prec, prec, first=False)]
         specs += [

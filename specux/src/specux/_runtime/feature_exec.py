@@ -2,7 +2,8 @@
 the adjoints of their filter-bank and logarithm stages.
 
 The chain is the CPU backend's (:mod:`specux.ops.mel`, :mod:`specux.ops.cepstral`): the power spectrogram
-(from :func:`specux._runtime.spectral_exec.spectrogram` for a signal, or ``S`` as given), the bank applied
+(for a signal, the stft's complex spectrum read by the bank kernel itself, which takes ``|X| ** power`` as it
+loads, so the power spectrogram is never written: :data:`FUSED`; or ``S`` as given), the bank applied
 sparsely (:func:`bank_rows`: each filter's support range and packed weights, uploaded once per bank as
 runtime tables), the dB or natural logarithm fused into the bank's store, the top_db floor from a
 fixed-order max-reduction on the device (librosa's rule: one maximum over the whole array; torchaudio's: one
@@ -29,6 +30,7 @@ import numpy as np
 
 from kernelkit.runtime import DeviceRuntime
 from specux._codegen import feature_kernels as fk
+from specux._codegen import spectral_kernels as sk
 from specux._runtime import device_array as da
 from specux._runtime.device_array import DeviceArray
 from specux._runtime.launch import check_index, groups, launch
@@ -151,22 +153,32 @@ def apply(
     c1: float = 0.0,
     floor: Floor | None = None,
     public: str = "melspectrogram",
+    modulus: int = -1,
+    power: float = 1.0,
 ) -> DeviceArray:
-    """``mat`` applied along axis -2 of ``x`` (..., n_in, T), then ``post``: a new (..., n_out, T) array."""
+    """``mat`` applied along axis -2 of ``x`` (..., n_in, T), then ``post``: a new (..., n_out, T) array.
+
+    ``modulus`` (a kind of :mod:`specux._codegen.spectral_kernels`' modulus) takes ``x`` as the complex
+    spectrum (compute precision) and applies ``mat`` to its modulus (to ``power``) as it loads: the power
+    spectrogram is not written."""
     B, K, T = _rows_view(x)
     if K != mat.n_in:
         raise ValueError(f"{public}: axis -2 of the input has {K} rows; the matrix has {mat.n_in} columns")
-    dtype = _compute(x.dtype)
+    if (modulus >= 0) != x.is_complex:
+        raise ValueError(f"{public}: a complex input needs a modulus kind and a real one none; got {x.dtype}")
+    dtype = _compute(da.REAL_OF.get(x.dtype, x.dtype))
     prec = da.STORAGE[dtype]
     out = da.empty(rt, (*x.shape[:-2], mat.n_out, T), dtype)
     total = out.size
-    check_index(public, x.size, total)
+    check_index(public, 2 * x.size if x.is_complex else x.size, total)
     if total == 0:
         return out
-    spec = fk.BankSpec(x.storage, prec, prec, mat.indexed, floor is not None, post)
+    in_storage = prec if modulus >= 0 else x.storage
+    spec = fk.BankSpec(in_storage, prec, prec, mat.indexed, floor is not None, post, modulus)
     group_div = B if floor is None else max(1, floor.group_len // (mat.n_in * T))
     lower = mat.w if floor is None else floor.lower
     args = [x.buf, out.buf, mat.off, mat.col, mat.w, lower, total, mat.n_out, K, T, group_div, c0, c1]
+    args.append(float(power))
     launch(rt, fk.render, spec, groups(total, fk.BLOCK), args)
     return out
 
@@ -220,13 +232,41 @@ def _rule(p: Any) -> int:
     return fk.FLOOR_TORCHAUDIO if p.log == "torchaudio_db" else fk.FLOOR_LIBROSA
 
 
-def _spectrum(rt: DeviceRuntime, x: DeviceArray, mel: Any) -> DeviceArray:
-    """The (..., F, T) power spectrogram of the chain: ``x`` itself when S was given."""
-    if mel.stft is None:
-        return x
-    from specux._runtime.spectral_exec import spectrogram
+#: whether the chains apply the bank to the stft's complex output as they load it (the power spectrogram
+#: never written); False runs the unfused chain (a modulus kernel, then the bank), kept for the tests
+FUSED = True
 
-    return spectrogram(rt, x, mel.stft, mel.power)
+
+def _modulus_kind(power: float) -> int:
+    power = float(power)
+    return sk.MOD_POWER2 if power == 2.0 else sk.MOD_ABS if power == 1.0 else sk.MOD_POWER
+
+
+def _banded(
+    rt: DeviceRuntime,
+    x: DeviceArray,
+    stft: Any,
+    power: float,
+    basis: np.ndarray,
+    post: int = fk.POST_NONE,
+    c0: float = 0.0,
+    c1: float = 0.0,
+    public: str = "melspectrogram",
+) -> DeviceArray:
+    """``basis`` applied along axis -2 of the power spectrogram ``|stft(x)| ** power`` (``stft`` the
+    StftParams; None: ``x`` is that spectrogram, S as given), then ``post``. The signal's chain is the
+    stft's complex spectrum read by one bank kernel that takes the modulus as it loads (:data:`FUSED`)."""
+    if stft is None:
+        return apply(rt, x, sparse(rt, basis, _prec(x.dtype)), post, c0, c1, public=public)
+    from specux._runtime import spectral_exec as se
+
+    if not FUSED:
+        S = se.spectrogram(rt, x, stft, power)
+        return apply(rt, S, sparse(rt, basis, _prec(S.dtype)), post, c0, c1, public=public)
+    batch, X = se._spectrum(rt, x, stft)
+    X = X.reshape(*batch, stft.n_fft // 2 + 1, stft.n_frames)
+    mat = sparse(rt, basis, _prec(da.REAL_OF[X.dtype]))
+    return apply(rt, X, mat, post, c0, c1, public=public, modulus=_modulus_kind(power), power=power)
 
 
 def _log_post(p: Any) -> tuple[int, float, float]:
@@ -241,8 +281,7 @@ def melspectrogram(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -
     """``basis @ S`` along axis -2, S the power spectrogram of y (or S given)."""
     (x,) = inputs
     with rt.batch():
-        S = _spectrum(rt, x, p)
-        return apply(rt, S, sparse(rt, p.basis, _prec(S.dtype)))
+        return _banded(rt, x, p.stft, p.power, p.basis)
 
 
 def column_norm(rt: DeviceRuntime, x: DeviceArray, norm: float) -> None:
@@ -270,13 +309,7 @@ def chroma_stft(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> D
     """``bank @ |STFT(y)|**2`` (or ``bank @ S``) along axis -2, each frame then normalised by ``p.norm``."""
     (x,) = inputs
     with rt.batch():
-        if p.stft is None:
-            S = x
-        else:
-            from specux._runtime.spectral_exec import spectrogram
-
-            S = spectrogram(rt, x, p.stft, 2.0)
-        raw = apply(rt, S, sparse(rt, p.bank, _prec(S.dtype)), public="chroma_stft")
+        raw = _banded(rt, x, p.stft, 2.0, p.bank, public="chroma_stft")
         if p.norm is not None:
             column_norm(rt, raw, p.norm)
     return raw
@@ -292,8 +325,7 @@ def _cepstrum(rt: DeviceRuntime, x: DeviceArray, p: Any, public: str) -> DeviceA
                 n = _rows_view(x)[1]
                 logged = apply(rt, x, sparse(rt, _identity(n), _prec(x.dtype)), post, c0, c1, public=public)
         else:
-            S = _spectrum(rt, x, mel)
-            logged = apply(rt, S, sparse(rt, mel.basis, _prec(S.dtype)), post, c0, c1, public=public)
+            logged = _banded(rt, x, mel.stft, mel.power, mel.basis, post, c0, c1, public=public)
         floor = None
         if post == fk.POST_DB and p.top_db is not None and logged.size:
             floor = top_db_floor(rt, logged, _rule(p), p.top_db)
