@@ -266,3 +266,43 @@ def test_vqt_adjoint_matches_the_cpu_gradient_with_polyphase(opencl):
     torch.real(torch.sum(torch.conj(g) * y)).backward()
     got = da.download(rt, cq_exec.vqt_adjoint(rt, da.upload(rt, g.numpy()), p, x.shape[-1]))
     assert rel_err(got, t.grad.numpy()) <= 1e-10
+
+
+# -- chroma_cqt's folding on the device (not yet called by the public front) -------------------------------
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(norm=2, threshold=0.01, n_chroma=24, bins_per_octave=48, n_octaves=5, fmin=65.4),
+        dict(norm=None, window=np.hanning(3)),
+    ],
+    ids=["defaults", "24 chroma, threshold, 2-norm", "no norm, window"],
+)
+def test_chroma_cqt_folding_matches_the_cpu(opencl, kw):
+    from specux.filters import cq_to_chroma
+    from specux.ops.cqt import validate_vqt
+
+    y = rng.standard_normal((2, 11025)).astype(np.float32)
+    args = dict(sr=22050, tuning=0.0, res_type="polyphase", **kw)
+    want = specux.chroma_cqt(y, backend="cpu", **args)
+    n_chroma, bpo = kw.get("n_chroma", 12), kw.get("bins_per_octave", 36)
+    n_bins = kw.get("n_octaves", 7) * bpo
+    _, vp = validate_vqt(y, "chroma_cqt", device=True, sr=22050, hop_length=512, fmin=kw.get("fmin"),
+                         n_bins=n_bins, intervals="equal", gamma=0, bins_per_octave=bpo, tuning=0.0,
+                         filter_scale=1, norm=1, sparsity=0.01, window="hann", scale=True,
+                         pad_mode="constant", res_type="polyphase", dtype=None)
+    fold = cq_to_chroma(n_bins, bins_per_octave=bpo, n_chroma=n_chroma, fmin=kw.get("fmin"),
+                        window=kw.get("window"))
+    p = cq_exec.ChromaCqtParams(vp, fold, kw.get("threshold", 0.0), kw.get("norm", np.inf))
+    rt = opencl.runtime
+    got = da.download(rt, cq_exec.chroma_cqt(rt, (da.upload(rt, y),), p))
+    assert got.shape == want.shape
+    assert rel_err(got, want) <= tolerance("chroma_cqt", "float32")
+    # a given magnitude C: the folding alone
+    C = np.abs(specux.cqt(y, sr=22050, n_bins=n_bins, bins_per_octave=bpo, fmin=kw.get("fmin"),
+                          res_type="polyphase", backend="cpu"))
+    p = cq_exec.ChromaCqtParams(None, fold, kw.get("threshold", 0.0), kw.get("norm", np.inf))
+    got = da.download(rt, cq_exec.chroma_cqt(rt, (da.upload(rt, C),), p))
+    assert rel_err(got, specux.chroma_cqt(C=C, backend="cpu", **args)) <= tolerance("chroma_cqt", "float32")

@@ -28,6 +28,9 @@ octave's spectra with its sparse frequency-domain basis:
     (filter, weight index, flipped) entries per bin; an entry from a bin above Nyquist of the two-sided
     basis adds ``w * conj(g)``. A gather per bin, filters in increasing order.
 
+``threshold``
+    chroma_cqt's ``chroma[chroma < threshold] = 0`` in place (NaN kept: ``NaN < threshold`` is false).
+
 Runtime sizes are kernel arguments; a spec fixes the storage, the compute precision and the structure.
 """
 
@@ -70,6 +73,13 @@ class DecimateAdjointSpec:
 @dataclass(frozen=True)
 class CqProductAdjointSpec:
     """The transpose of the sparse basis product, in the compute precision ``prec``."""
+
+    prec: str
+
+
+@dataclass(frozen=True)
+class ThresholdSpec:
+    """Values below a threshold set to zero, in place, in the compute precision ``prec``."""
 
     prec: str
 
@@ -271,6 +281,20 @@ def cq_product_adjoint(spec: CqProductAdjointSpec, d: Dialect) -> KernelSource:
     return KernelSource(name, e.text(), params, BLOCK)
 
 
+def threshold(spec: ThresholdSpec, d: Dialect) -> KernelSource:
+    """``x[i] = x[i] < limit ? 0 : x[i]`` for ``i < total``."""
+    prec = spec.prec
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_cq_threshold"
+    params = (_ptr("x", prec, const=False), Param("total", "int"), Param("limit", prec))
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line(f"if (x[i] < limit) x[i] = {d.literal(0.0, prec)};")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
 def render(spec: object, d: Dialect) -> KernelSource:
     """Source of the kernel described by any of the spec classes above."""
     if isinstance(spec, DecimateSpec):
@@ -281,6 +305,8 @@ def render(spec: object, d: Dialect) -> KernelSource:
         return decimate_adjoint(spec, d)
     if isinstance(spec, CqProductAdjointSpec):
         return cq_product_adjoint(spec, d)
+    if isinstance(spec, ThresholdSpec):
+        return threshold(spec, d)
     raise TypeError(f"no kernel template for {type(spec).__name__}")
 
 
@@ -292,5 +318,5 @@ def cover(storages: tuple[str, ...]) -> list[object]:
         specs += [DecimateSpec(storage, prec), DecimateSpec(prec, prec)]
         specs += [CqProductSpec(prec), CqProductSpec(prec, two_sided=True)]
         specs += [DecimateAdjointSpec(prec), DecimateAdjointSpec(prec, accumulate=True)]
-        specs += [CqProductAdjointSpec(prec)]
+        specs += [CqProductAdjointSpec(prec), ThresholdSpec(prec)]
     return list(dict.fromkeys(specs))

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ import scipy.signal
 
 from kernelkit.runtime import DeviceRuntime
 from specux._codegen import cq_kernels as ck
+from specux._codegen import spectral_kernels as sk
 from specux._filters import constant_q as cqf
 from specux._runtime import device_array as da
 from specux._runtime import fft_exec
@@ -46,7 +48,9 @@ from specux._runtime.launch import check_index, groups, launch
 
 __all__ = [
     "DEVICE_RES_TYPES",
+    "ChromaCqtParams",
     "check_device_res_type",
+    "chroma_cqt",
     "cqt",
     "soxr_like_filter",
     "soxr_spec",
@@ -425,3 +429,42 @@ def vqt_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: Any, n: int) -> DeviceA
             gain = math.sqrt(plan.early_factor) * (1.0 if p.scale else math.sqrt(plan.early_factor))
             gx = _decimate_adjoint(rt, gx, n, plan.early_factor, p.res_type, gain)
     return gx.reshape(*batch, n)
+
+
+# -- chroma_cqt's folding ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChromaCqtParams:
+    """What chroma_cqt does after (or instead of) the transform: ``vqt`` the transform's parameters (None
+    when the input is a given constant-Q magnitude ``C``), ``fold`` the (n_chroma, n_bins) map of
+    :func:`specux.filters.cq_to_chroma`, ``threshold`` (None: none) and the per-frame ``norm``."""
+
+    vqt: Any
+    fold: np.ndarray
+    threshold: float | None
+    norm: float | None
+
+
+def chroma_cqt(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: ChromaCqtParams) -> DeviceArray:
+    """chroma_cqt on the device: ``|vqt(y)|`` (or ``C`` as given, (..., n_bins, T) real), folded onto the
+    pitch classes by the sparse bank kernel, values below ``p.threshold`` set to zero, then each frame
+    divided by its ``p.norm`` (the kernels of :mod:`specux._runtime.feature_exec`). Not yet called by the
+    public front (:func:`specux.chroma_cqt` folds on the host)."""
+    from specux._runtime import feature_exec as fe
+
+    (x,) = inputs
+    with rt.batch():
+        if p.vqt is not None:
+            C = vqt(rt, (x,), p.vqt)
+            mag = se._modulus(rt, C, sk.MOD_ABS)
+        else:
+            mag = x
+        prec = da.STORAGE[fe._compute(mag.dtype)]
+        chroma = fe.apply(rt, mag, fe.sparse(rt, p.fold, prec), public="chroma_cqt")
+        if p.threshold is not None and chroma.size:
+            args = [chroma.buf, chroma.size, float(p.threshold)]
+            launch(rt, ck.render, ck.ThresholdSpec(chroma.storage), groups(chroma.size, ck.BLOCK), args)
+        if p.norm is not None:
+            fe.column_norm(rt, chroma, p.norm)
+    return chroma
