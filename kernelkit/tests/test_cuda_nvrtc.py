@@ -217,6 +217,35 @@ def test_a_scalar_that_does_not_fit_raises_instead_of_wrapping(monkeypatch):
         kernel.launch(LaunchConfig(1, 1), 2**31)
 
 
+def test_an_allocation_outside_a_session_makes_the_context_current(monkeypatch):
+    """Stream-ordered allocation happens with the runtime's context current, in a session or not (the probe
+    allocates outside one)."""
+
+    class Allocating(_Driver):
+        depth = 0
+
+        def cuCtxPushCurrent(self, context):
+            self.depth += 1
+            return super().cuCtxPushCurrent(context)
+
+        def cuCtxPopCurrent(self):
+            self.depth -= 1
+            return super().cuCtxPopCurrent()
+
+        def cuMemAllocAsync(self, nbytes, stream):
+            self.calls.append(("alloc", nbytes, stream, self.depth))
+            return (_Ok.CUDA_SUCCESS, 0x1000)
+
+    driver = Allocating()
+    rt = _runtime_over(monkeypatch, driver)
+    monkeypatch.setattr(cuda, "check", lambda result: result[1] if len(result) > 1 else None)
+    rt._released = True  # the fake buffers free nothing when collected
+    rt.alloc(64)
+    with rt.session("caller"):
+        rt.alloc(32)
+    assert driver.calls == [("alloc", 64, "stream", 1), ("alloc", 32, "caller", 1)]
+
+
 def test_compiling_leaves_python_s_shared_bytes_alone(require):
     # An empty NVRTC log is one NUL byte; written into the shared one-byte object b" " it broke every later
     # os.environ assignment of a value with a space ("embedded null byte")

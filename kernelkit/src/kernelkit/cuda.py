@@ -292,6 +292,9 @@ class CudaRuntime(DeviceRuntime):
         state = getattr(self._local, "state", None)
         if state is not None and state[1] is not None:
             return state[1](nbytes)
+        if state is None:  # outside a session no context of ours need be current (the probe allocates so)
+            with self.current():
+                return DeviceBuffer(self, nbytes, self.stream)
         return DeviceBuffer(self, nbytes, self.stream)
 
     def upload(self, host: np.ndarray) -> DeviceBuffer:
