@@ -187,3 +187,24 @@ def test_stft_istft_round_trip_on_the_device(opencl):
     D = specux.stft(y, n_fft=512, hop_length=128, backend="opencl")
     back = specux.istft(D, n_fft=512, hop_length=128, length=4000, backend="opencl")
     assert rel_err(back, y) <= 1e-5
+
+
+def test_istft_window_sum_is_made_once_per_parameters(opencl, monkeypatch):
+    from specux.ops import stft as stft_mod
+
+    made = []
+    real = stft_mod._window_sumsquare
+
+    def counting(p):
+        made.append((p.n_frames, p.out_length))
+        return real(p)
+
+    monkeypatch.setattr(stft_mod, "_window_sumsquare", counting)
+    opencl.runtime.clear_caches()
+    D = specux.stft(rng.standard_normal((2, 3000)).astype("float32"), n_fft=256, hop_length=64)
+    want = specux.istft(D, hop_length=64, backend="cpu")
+    for _ in range(3):
+        got = specux.istft(D, hop_length=64, backend="opencl")
+        _compare("istft", got, want, "float32", "cached window sum")
+    specux.istft(D, hop_length=64, length=2500, backend="opencl")  # another length: another table
+    assert len(made) == 2, made

@@ -23,8 +23,9 @@ dialect.
     One thread per output sample ``q`` sums, in a fixed order (frame ``q // hop`` first, then the earlier
     ones: the CPU's overlap-add order), the frames that cover it, each times the window (inside ``lo ..
     hi``). ``mode`` says what else: ``GATHER_ISTFT`` reads output sample ``s`` at ``q = s + start`` and
-    divides by the squared-window sum where it exceeds ``tiny``; ``GATHER_WSUM`` sums the squared window
-    alone (no frames); ``GATHER_UNPAD`` is the adjoint of framing a centre-padded signal: signal sample
+    divides by the squared-window sum where it exceeds ``tiny`` (a runtime table made once per parameters
+    by the CPU's own sum, see :func:`specux._runtime.spectral_exec._window_sum`); ``GATHER_UNPAD`` is the
+    adjoint of framing a centre-padded signal: signal sample
     ``i`` takes ``q = i + pad`` plus the padded positions that copy it (a table of offsets into those
     positions, increasing), so the transpose of every pad_mode is a gather too. No atomics anywhere: every
     result is deterministic by construction.
@@ -48,8 +49,8 @@ _ROWS = BLOCK // TILE
 
 #: ``modulus`` kinds
 MOD_ABS, MOD_POWER2, MOD_POWER = 0, 1, 2
-#: ``gather`` modes
-GATHER_ISTFT, GATHER_WSUM, GATHER_UNPAD = 0, 1, 2
+#: ``gather`` modes (1, the squared-window sum alone, went: that sum is a cached runtime table now)
+GATHER_ISTFT, GATHER_UNPAD = 0, 2
 
 
 @dataclass(frozen=True)
@@ -272,7 +273,7 @@ def gather(spec: GatherSpec, d: Dialect) -> KernelSource:
     zero = d.literal(0.0, prec)
     e = Emitter(d)
     _header(e, prec)
-    name = "spx_gather_" + ("istft", "wsum", "unpad")[mode]
+    name = "spx_gather_" + ("istft" if mode == GATHER_ISTFT else "unpad")
     params = (
         _ptr("frames", prec),
         _ptr("win", prec),
@@ -291,7 +292,9 @@ def gather(spec: GatherSpec, d: Dialect) -> KernelSource:
         Param("folded", "int"),
         Param("tiny", prec),
     )
-    term = "win[n]" if mode == GATHER_WSUM else "frames[(b * n_fft + n) * n_t + t] * win[n]"
+    if mode not in (GATHER_ISTFT, GATHER_UNPAD):
+        raise ValueError(f"gather: mode must be GATHER_ISTFT or GATHER_UNPAD; got {mode}")
+    term = "frames[(b * n_fft + n) * n_t + t] * win[n]"
     with e.block(d.signature(name, list(params))):
         e.line(f"const int i = {_index(d)};")
         with e.block("if (i < total)"):
@@ -336,5 +339,5 @@ def cover(storages: tuple[str, ...]) -> list[object]:
         specs += [SpectrumSpec(storage, prec), SpectrumSpec(storage, prec, in_complex=False)]
         specs += [ModulusSpec(prec, kind) for kind in (MOD_ABS, MOD_POWER2, MOD_POWER)]
         specs += [ModulusAdjointSpec(prec, kind) for kind in (MOD_ABS, MOD_POWER2)]
-        specs += [GatherSpec(prec, mode) for mode in (GATHER_ISTFT, GATHER_WSUM, GATHER_UNPAD)]
+        specs += [GatherSpec(prec, mode) for mode in (GATHER_ISTFT, GATHER_UNPAD)]
     return list(dict.fromkeys(specs))

@@ -7,7 +7,8 @@ r2c along axis 1 turns them into the spectrum (B, F, T) in place of the public l
 is that array (``complex``), its (B, F, T, 2) real view (``real_imag``) or one elementwise pass
 (``magnitude`` / ``power``). istft: the spectrum cut to the frames used and cast to the compute precision,
 c2r along axis 1 (scale ``1 / n_fft``) to frames (B, n_fft, T), then the overlap-add by gather, divided by
-the squared-window sum (a gather too, over the window alone) where it exceeds ``tiny``; ``nola="raise"``
+the squared-window sum (a runtime table, made once per parameters by the CPU's own sum) where it exceeds
+``tiny``; ``nola="raise"``
 downloads that one row after the batch and raises the CPU backend's NolaError. Every sum is a gather in a
 fixed order: results are deterministic.
 
@@ -20,6 +21,7 @@ stays float64.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -303,22 +305,22 @@ def _gather(
 
 def _window_sum(rt: DeviceRuntime, p: IstftParams, dtype: str, start: int) -> DeviceArray:
     """The squared window overlap-added over ``p.n_frames`` frames at output samples ``0 .. out_length``
-    (uncut position ``start + s``; zero past the last frame): (1, out_length), summed as the CPU sums it."""
-    return _gather(
-        rt,
-        sk.GATHER_WSUM,
-        None,
-        _window(rt, p.window, dtype, squared=True),
-        1,
-        p.out_length,
-        p.n_fft,
-        p.n_frames,
-        p.hop_length,
-        start,
-        0,
-        p.n_fft,
-        dtype,
-    )
+    (uncut position ``start + s``; zero past the last frame): (1, out_length) of ``dtype``.
+
+    It depends on the parameters alone, so it is a runtime table like the window itself: made once per
+    (window, n_fft, hop, frames, output length, start, dtype) on the host by the CPU backend's own sum
+    (:func:`specux.ops.stft._window_sumsquare`, which builds it from a few distinct rows), uploaded, and
+    kept while recently used; the numbers are the CPU's."""
+    from specux.ops.stft import _fit, _window_sumsquare
+
+    w = np.asarray(p.window, dtype=np.float64)
+    key = ("spx_wsum", _digest(w), p.n_fft, p.hop_length, p.n_frames, p.out_length, start, dtype)
+
+    def make() -> np.ndarray:
+        q = p if p.dtype == dtype else replace(p, dtype=dtype)
+        return np.ascontiguousarray(_fit(_window_sumsquare(q), start, p.out_length), dtype=dtype)
+
+    return DeviceArray(rt.table(key, make), (1, p.out_length), dtype)
 
 
 def _nola_raise(rt: DeviceRuntime, wsum: DeviceArray, p: IstftParams) -> None:
