@@ -96,9 +96,10 @@ def make_data(quick: bool) -> list[Data]:
         Data("batch", batch, 16000, n_fft=512, hop=128, n_mels=80),
         Data("issue19", batch, 16000, n_fft=512, hop=160, ops=("stft",)),
         Data("clip", audio((22050 * secs_clip,), 22050), 22050),
-        # the inverses: 32 Griffin-Lim iterations, and mel_to_audio's NNLS (librosa's L-BFGS) before them
+        # the inverses: 32 Griffin-Lim iterations, and mel_to_audio's NNLS (librosa's L-BFGS) before them;
+        # icqt of 84 bins, and griffinlim_cqt's 32 rounds of icqt and cqt
         Data("inverse", audio((22050 * (2 if quick else 5),), 22050), 22050,
-             ops=("griffinlim", "mel_to_audio")),
+             ops=("griffinlim", "mel_to_audio", "icqt", "griffinlim_cqt")),
         Data("images", rng.standard_normal((n_img, side, side)).astype(np.float32), 0, ops=("fftconvolve",),
              extra={"kernel": rng.standard_normal((1, 33, 33)).astype(np.float32)}),
     ]
@@ -253,6 +254,29 @@ def bench_mel_to_audio(d: Data) -> dict[str, Callable[[], Any]]:
     }
 
 
+def bench_icqt(d: Data) -> dict[str, Callable[[], Any]]:
+    import librosa
+
+    kw = dict(sr=d.sr, hop_length=512, bins_per_octave=12)
+    C = librosa.cqt(d.x, n_bins=84, **kw)
+    return {
+        "specux": lambda: specux.icqt(C, **kw, backend="cpu"),
+        "librosa": lambda: librosa.icqt(C, **kw),
+    }
+
+
+def bench_griffinlim_cqt(d: Data) -> dict[str, Callable[[], Any]]:
+    import librosa
+
+    kw = dict(sr=d.sr, hop_length=512, bins_per_octave=12)
+    S = np.abs(librosa.cqt(d.x, n_bins=84, **kw))
+    kw["random_state"] = 0  # the same start: the same result within rounding
+    return {
+        "specux": lambda: specux.griffinlim_cqt(S, **kw, backend="cpu"),
+        "librosa": lambda: librosa.griffinlim_cqt(S, **kw),
+    }
+
+
 OPS: dict[str, Callable[[Data], dict[str, Callable[[], Any]]]] = {
     "stft": bench_stft,
     "istft": bench_istft,
@@ -263,6 +287,8 @@ OPS: dict[str, Callable[[Data], dict[str, Callable[[], Any]]]] = {
     "fftconvolve": bench_fftconvolve,
     "griffinlim": bench_griffinlim,
     "mel_to_audio": bench_mel_to_audio,
+    "icqt": bench_icqt,
+    "griffinlim_cqt": bench_griffinlim_cqt,
 }
 
 
@@ -325,6 +351,11 @@ def targets(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif r["op"] == "griffinlim":
             q = ratio(r["times"]["librosa"]["best"], r["times"]["specux"]["best"])
             out.append({"data": r["data"], "op": "griffinlim",
+                        "target": f"librosa / specux >= {GRIFFINLIM_SPEEDUP:g}",
+                        "value": f"librosa / specux = {q:.2f}", "met": q >= GRIFFINLIM_SPEEDUP})
+        elif r["op"] in ("icqt", "griffinlim_cqt"):  # issue 14: the same 2x goal as griffinlim
+            q = ratio(r["times"]["librosa"]["best"], r["times"]["specux"]["best"])
+            out.append({"data": r["data"], "op": r["op"],
                         "target": f"librosa / specux >= {GRIFFINLIM_SPEEDUP:g}",
                         "value": f"librosa / specux = {q:.2f}", "met": q >= GRIFFINLIM_SPEEDUP})
     return out
