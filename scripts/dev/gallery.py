@@ -36,7 +36,7 @@ build on a fresh checkout. So the full output (large: the previews, every clip a
 docs, git-ignored, and the pages show only the small stills committed under docs/vidmag/img/. Every file is
 written under a temporary name and renamed when complete; nothing else is written.
 
-    python scripts/dev/gallery.py [--clips ../shared/data/clips] [--out site-assets/gallery] [--frames 150]
+    python scripts/dev/gallery.py [--clips ../shared/data/clips] [--out FOLDER] [--frames 150]
                                   [--only PRESET ...] [--parameters] [--stills docs/vidmag/img] [--quick]
 """
 
@@ -560,7 +560,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clips", type=Path, default=CLIPS, help="folder of the sample clips")
-    parser.add_argument("--out", type=Path, default=OUT, help="build folder (created; outside docs/)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="build folder, created, outside docs/ (default site-assets/gallery; with "
+                             "--parameters site-assets/parameters, with --quick site-assets/gallery-quick)")
     parser.add_argument("--frames", type=int, default=150, help="frames read from each clip")
     parser.add_argument("--only", nargs="+", metavar="PRESET", help="these presets only (gallery mode)")
     parser.add_argument("--backend", default="auto", help="vidmag backend (default auto)")
@@ -573,6 +575,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="smoke test: face.mp4 with preset face (or alpha), 24 frames of a 96 x 96 crop")
     args = parser.parse_args(argv)
+    if args.out is None:  # each mode its own folder: a quick run does not replace the full gallery's manifest
+        name = "gallery-quick" if args.quick else "parameters" if args.parameters else "gallery"
+        args.out = OUT.with_name(name)
     args.crop = None
     if args.quick:
         args.frames, args.crop, args.only = 24, (150, 70, 96, 96), ["face"]

@@ -120,3 +120,14 @@ def test_iir_band_is_the_half_power_band_of_the_filter(gallery):
     assert gain[0] == pytest.approx(0.0, abs=1e-12)  # a difference of two unit-DC low-passes removes DC
     assert gain[1] == pytest.approx(gain[2] / np.sqrt(2), rel=1e-3)
     assert gain[3] == pytest.approx(gain[2] / np.sqrt(2), rel=1e-3)
+
+
+def test_each_mode_has_its_own_default_folder(gallery, clips, tmp_path, monkeypatch):
+    # a quick run must not replace the full gallery's manifest (nor the parameter pictures')
+    monkeypatch.setattr(gallery, "OUT", tmp_path / "site-assets" / "gallery")
+    full = tmp_path / "site-assets" / "gallery"
+    full.mkdir(parents=True)
+    (full / "gallery.json").write_text("{}", encoding="utf-8")
+    assert gallery.main(["--quick", "--clips", str(clips)]) == 0
+    assert (tmp_path / "site-assets" / "gallery-quick" / "gallery.json").is_file()
+    assert (full / "gallery.json").read_text(encoding="utf-8") == "{}"
