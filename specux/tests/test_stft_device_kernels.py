@@ -150,6 +150,30 @@ def test_istft_matches_cpu(opencl, case):
         _compare("istft", got, want, dtype, f"{dtype} {batch} {kw_inv}")
 
 
+@pytest.mark.parametrize("transposed", [True, False])
+def test_istft_frames_layouts_match_cpu(opencl, monkeypatch, transposed):
+    """The transposed route (spectrum (B, T, F), frames (B, T, n_fft), coalesced gather) and the direct one
+    ((B, n_fft, T) frames): both the CPU's numbers, across tile edges (F and T not multiples of 32), odd
+    n_fft, unused trailing frames and a real spectrum."""
+    monkeypatch.setattr(sx, "ISTFT_TRANSPOSED", transposed)
+    cases = [
+        ((2,), {"n_fft": 100, "hop_length": 25}, {}),
+        ((3,), {"n_fft": 63, "hop_length": 20, "win_length": 40}, {"length": 1500}),
+        ((2, 2), {"n_fft": 64, "hop_length": 16}, {"length": 500}),
+    ]
+    for batch, kw, inverse_only in cases:
+        for dtype in device_dtypes(opencl, ("float32", "float64")):
+            y = rng.standard_normal((*batch, 1000)).astype(dtype)
+            D = specux.stft(y, backend="cpu", **kw)
+            kw_inv = {**kw, **inverse_only}
+            got = specux.istft(D, backend="opencl", **kw_inv)
+            _compare("istft", got, specux.istft(D, backend="cpu", **kw_inv), dtype, f"{batch} {kw_inv}")
+    real = np.abs(D).astype(np.float32)
+    got = _quiet(specux.istft, real, backend="opencl", **kw_inv)
+    want = _quiet(specux.istft, real, backend="cpu", **kw_inv)
+    _compare("istft", got, want, "float32", "real spectrum")
+
+
 def test_istft_casts_non_contiguous_and_real_spectra(opencl):
     y = rng.standard_normal((2, 1000))
     D = specux.stft(y, n_fft=64, hop_length=16, backend="cpu")  # complex128

@@ -14,6 +14,10 @@ dialect.
     A copy of (B, F, T_src) spectra (complex or real storage) into (B, F, T_dst) complex of the compute
     precision, frames past ``T_src`` zero, bins ``f_lo .. f_hi`` scaled by ``s_in`` and the others by
     ``s_out``: istft's input cut and cast, and the bin weights of the one-sided FFT's adjoints.
+``spectrum_t``
+    The same copy (without the bin scaling) into the transposed (B, T_dst, F) layout through a 32 x 32
+    shared-memory tile, reads and writes both coalesced: istft's input, so that the inverse FFT along the
+    last axis writes frames (B, T, n_fft) and the gather's reads of consecutive samples are consecutive.
 ``modulus``
     ``|X|``, ``|X| ** 2`` or ``|X| ** power`` of a complex array, into a real one.
 ``modulus_adjoint``
@@ -68,6 +72,16 @@ class SpectrumSpec:
 
 
 @dataclass(frozen=True)
+class SpectrumTSpec:
+    """The spectrum copy of :class:`SpectrumSpec` (no bin scaling) into the transposed (B, T_dst, F) layout,
+    through a shared-memory tile so that reads (along T) and writes (along F) are both coalesced."""
+
+    in_storage: str
+    prec: str
+    in_complex: bool = True
+
+
+@dataclass(frozen=True)
 class ModulusSpec:
     prec: str
     kind: int = MOD_ABS
@@ -83,6 +97,9 @@ class ModulusAdjointSpec:
 class GatherSpec:
     prec: str
     mode: int = GATHER_ISTFT
+    #: frames laid out (B, T, n_fft) (the inverse FFT of a transposed spectrum): the frames' reads of
+    #: consecutive samples are then consecutive, coalesced, instead of ``n_t`` apart
+    transposed: bool = False
 
 
 def _ptr(name: str, kind: str, const: bool = True) -> Param:
@@ -202,6 +219,61 @@ def spectrum(spec: SpectrumSpec, d: Dialect) -> KernelSource:
     return KernelSource(name, e.text(), params, BLOCK)
 
 
+def spectrum_t(spec: SpectrumTSpec, d: Dialect) -> KernelSource:
+    prec = spec.prec
+    R = d.real(prec)
+    zero = d.literal(0.0, prec)
+    e = Emitter(d)
+    _header(e, spec.in_storage, prec)
+    name = "spx_spectrum_t_" + ("c" if spec.in_complex else "r")
+    params = (
+        _ptr("src", spec.in_storage),
+        _ptr("dst", prec, const=False),
+        Param("n_f", "int"),
+        Param("t_src", "int"),
+        Param("t_dst", "int"),
+        Param("tiles_f", "int"),
+        Param("tiles_t", "int"),
+    )
+    with e.block(d.signature(name, list(params))):
+        e.line(d.shared(R, "tre", TILE * (TILE + 1)))
+        e.line(d.shared(R, "tim", TILE * (TILE + 1)))
+        e.line(f"const int lid = {d.local_id};")
+        e.line(f"const int gid = {d.group_id};")
+        e.line(f"const int tx = lid % {TILE};")
+        e.line(f"const int ty = lid / {TILE};")
+        e.line("const int per_b = tiles_f * tiles_t;")
+        e.line("const int b = gid / per_b;")
+        e.line("const int rem = gid - b * per_b;")
+        e.line(f"const int f0 = (rem / tiles_t) * {TILE};")
+        e.line(f"const int t0 = (rem % tiles_t) * {TILE};")
+        # load: consecutive threads read consecutive frames of one bin
+        with e.block(f"for (int k = 0; k < {TILE}; k += {_ROWS})"):
+            e.line("const int f = f0 + ty + k;")
+            e.line("const int t = t0 + tx;")
+            e.line(f"{R} re = {zero};")
+            e.line(f"{R} im = {zero};")
+            with e.block("if (f < n_f && t < t_src && t < t_dst)"):
+                e.line("const int j = (b * n_f + f) * t_src + t;")
+                if spec.in_complex:
+                    e.line(f"re = ({R})" + d.load_real(spec.in_storage, "src", "2 * j") + ";")
+                    e.line(f"im = ({R})" + d.load_real(spec.in_storage, "src", "2 * j + 1") + ";")
+                else:
+                    e.line(f"re = ({R})" + d.load_real(spec.in_storage, "src", "j") + ";")
+            e.line(f"tre[(ty + k) * {TILE + 1} + tx] = re;")
+            e.line(f"tim[(ty + k) * {TILE + 1} + tx] = im;")
+        e.line(d.barrier)
+        # store: consecutive threads write consecutive bins of one frame
+        with e.block(f"for (int k = 0; k < {TILE}; k += {_ROWS})"):
+            e.line("const int t = t0 + ty + k;")
+            e.line("const int f = f0 + tx;")
+            with e.block("if (f < n_f && t < t_dst)"):
+                e.line("const int o = (b * t_dst + t) * n_f + f;")
+                e.line(f"dst[2 * o] = tre[tx * {TILE + 1} + ty + k];")
+                e.line(f"dst[2 * o + 1] = tim[tx * {TILE + 1} + ty + k];")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
 def modulus(spec: ModulusSpec, d: Dialect) -> KernelSource:
     prec = spec.prec
     R = d.real(prec)
@@ -273,7 +345,7 @@ def gather(spec: GatherSpec, d: Dialect) -> KernelSource:
     zero = d.literal(0.0, prec)
     e = Emitter(d)
     _header(e, prec)
-    name = "spx_gather_" + ("istft" if mode == GATHER_ISTFT else "unpad")
+    name = "spx_gather_" + ("istft" if mode == GATHER_ISTFT else "unpad") + ("_t" if spec.transposed else "")
     params = (
         _ptr("frames", prec),
         _ptr("win", prec),
@@ -294,7 +366,8 @@ def gather(spec: GatherSpec, d: Dialect) -> KernelSource:
     )
     if mode not in (GATHER_ISTFT, GATHER_UNPAD):
         raise ValueError(f"gather: mode must be GATHER_ISTFT or GATHER_UNPAD; got {mode}")
-    term = "frames[(b * n_fft + n) * n_t + t] * win[n]"
+    at = "(b * n_t + t) * n_fft + n" if spec.transposed else "(b * n_fft + n) * n_t + t"
+    term = f"frames[{at}] * win[n]"
     with e.block(d.signature(name, list(params))):
         e.line(f"const int i = {_index(d)};")
         with e.block("if (i < total)"):
@@ -321,6 +394,8 @@ def render(spec: object, d: Dialect) -> KernelSource:
         return frame(spec, d)
     if isinstance(spec, SpectrumSpec):
         return spectrum(spec, d)
+    if isinstance(spec, SpectrumTSpec):
+        return spectrum_t(spec, d)
     if isinstance(spec, ModulusSpec):
         return modulus(spec, d)
     if isinstance(spec, ModulusAdjointSpec):
@@ -339,5 +414,7 @@ def cover(storages: tuple[str, ...]) -> list[object]:
         specs += [SpectrumSpec(storage, prec), SpectrumSpec(storage, prec, in_complex=False)]
         specs += [ModulusSpec(prec, kind) for kind in (MOD_ABS, MOD_POWER2, MOD_POWER)]
         specs += [ModulusAdjointSpec(prec, kind) for kind in (MOD_ABS, MOD_POWER2)]
+        specs += [SpectrumTSpec(storage, prec), SpectrumTSpec(storage, prec, in_complex=False)]
         specs += [GatherSpec(prec, mode) for mode in (GATHER_ISTFT, GATHER_UNPAD)]
+        specs += [GatherSpec(prec, GATHER_ISTFT, transposed=True)]
     return list(dict.fromkeys(specs))

@@ -5,8 +5,9 @@ generated backends (:mod:`specux._backends.generated`) and what the filter-bank 
 stft: the frame kernel writes the windowed frames (B, n_fft, T) of the centre-padded signal, the FFT family's
 r2c along axis 1 turns them into the spectrum (B, F, T) in place of the public layout, and the output mode
 is that array (``complex``), its (B, F, T, 2) real view (``real_imag``) or one elementwise pass
-(``magnitude`` / ``power``). istft: the spectrum cut to the frames used and cast to the compute precision,
-c2r along axis 1 (scale ``1 / n_fft``) to frames (B, n_fft, T), then the overlap-add by gather, divided by
+(``magnitude`` / ``power``). istft: the spectrum cut to the frames used, cast to the compute precision and
+transposed to (B, T, F) (one tiled copy), c2r along the last axis (scale ``1 / n_fft``) to frames
+(B, T, n_fft), so that the gather's reads are coalesced, then the overlap-add by gather, divided by
 the squared-window sum (a runtime table, made once per parameters by the CPU's own sum) where it exceeds
 ``tiny``; ``nola="raise"``
 downloads that one row after the batch and raises the CPU backend's NolaError. Every sum is a gather in a
@@ -257,6 +258,28 @@ def _spectrum_copy(
     return out
 
 
+def _spectrum_transposed(
+    rt: DeviceRuntime, src: DeviceArray, B: int, F: int, t_src: int, t_dst: int, dtype: str
+) -> DeviceArray:
+    """(B, F, t_src) spectra of any storage, complex or real, into (B, t_dst, F) complex of ``dtype``'s
+    precision (frames past ``t_src`` zero): a tiled transposing copy, coalesced both ways."""
+    out = da.empty(rt, (B, t_dst, F), da.COMPLEX_OF[dtype])
+    check_index("istft", 2 * src.size, 2 * out.size)
+    if out.size:
+        tiles_f, tiles_t = -(-F // sk.TILE), -(-t_dst // sk.TILE)
+        check_index("istft", B * tiles_f * tiles_t)
+        spec = sk.SpectrumTSpec(src.storage, da.STORAGE[dtype], src.is_complex)
+        args = [src.buf, out.buf, F, t_src, t_dst, tiles_f, tiles_t]
+        launch(rt, sk.render, spec, B * tiles_f * tiles_t, args)
+    return out
+
+
+#: whether istft transposes its spectrum first, so that the inverse FFT writes frames (B, T, n_fft) and the
+#: overlap-add gather reads consecutive samples from consecutive addresses (coalesced on a GPU); False
+#: keeps the (B, n_fft, T) frames, whose reads are ``T`` apart (kept for the tests)
+ISTFT_TRANSPOSED = True
+
+
 def _gather(
     rt: DeviceRuntime,
     mode: int,
@@ -276,6 +299,7 @@ def _gather(
     pos: Any = None,
     tiny: float = 0.0,
     public: str = "istft",
+    transposed: bool = False,
 ) -> DeviceArray:
     out = da.empty(rt, (B, n_out), dtype)
     check_index(public, out.size, B * n_fft * n_t)
@@ -299,7 +323,8 @@ def _gather(
             int(off is not None),
             tiny,
         ]
-        launch(rt, sk.render, sk.GatherSpec(da.STORAGE[dtype], mode), groups(out.size, sk.BLOCK), args)
+        spec = sk.GatherSpec(da.STORAGE[dtype], mode, transposed)
+        launch(rt, sk.render, spec, groups(out.size, sk.BLOCK), args)
     return out
 
 
@@ -342,11 +367,15 @@ def istft(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: IstftParams) ->
     tiny = float(np.finfo(dtype).tiny)
     with rt.batch():
         wsum = _window_sum(rt, p, dtype, start)
-        if D.dtype == da.COMPLEX_OF[dtype] and t_in == p.n_frames:
+        transposed = ISTFT_TRANSPOSED
+        if transposed:
+            spec_ = _spectrum_transposed(rt, D.reshape(B, F, t_in), B, F, t_in, p.n_frames, dtype)
+        elif D.dtype == da.COMPLEX_OF[dtype] and t_in == p.n_frames:
             spec_ = D.reshape(B, F, t_in)
         else:
             spec_ = _spectrum_copy(rt, D.reshape(B, F, t_in), B, F, t_in, p.n_frames, dtype)
-        frames = fft_exec.run_device(rt, "c2r", spec_, 1, p.n_fft, True, 1.0 / p.n_fft, dtype)
+        axis = 2 if transposed else 1
+        frames = fft_exec.run_device(rt, "c2r", spec_, axis, p.n_fft, True, 1.0 / p.n_fft, dtype)
         out = _gather(
             rt,
             sk.GATHER_ISTFT,
@@ -363,6 +392,7 @@ def istft(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: IstftParams) ->
             dtype,
             den=wsum.buf,
             tiny=tiny,
+            transposed=transposed,
         )
     if p.nola == "raise":
         _nola_raise(rt, wsum, p)
