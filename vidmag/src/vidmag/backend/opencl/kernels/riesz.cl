@@ -1,8 +1,9 @@
 // The Riesz pipelines' per-pixel steps (vidmag._reference.riesz, in float32), on single-channel images (h, w)
 // of luminance, one pyramid level at a time: a pyramid step is one launch (both axes' tap tables), a level's
-// phase and temporal filter one, the amplitude-weighted blur resample.cl's row map (the three weighted values
-// of a pixel as its three channels) and one launch for the column pass with the phase shift. Global sizes are
-// exact and the kernels have no bounds checks (see resample.cl).
+// Riesz transform, phase step and temporal filter one, the amplitude-weighted blur two (rows; columns with the
+// phase shift), the three weighted values of a pixel kept side by side as the channels of an RGB pixel are
+// (levels narrower than 8 pixels take resample.cl's row map for the rows). The ...8 kernels take 8 pixels a
+// work item (see common.cl). Global sizes are exact and the kernels have no bounds checks (see resample.cl).
 // MIT_BYTES is in common.cl.
 
 // Luminance of RGB bytes: Y = m0 r + m1 g + m2 b (the 1 / 255 of the bytes folded into m).
