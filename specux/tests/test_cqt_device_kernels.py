@@ -268,7 +268,7 @@ def test_vqt_adjoint_matches_the_cpu_gradient_with_polyphase(opencl):
     assert rel_err(got, t.grad.numpy()) <= 1e-10
 
 
-# -- chroma_cqt's folding on the device (not yet called by the public front) -------------------------------
+# -- chroma_cqt's folding on the device ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -306,3 +306,48 @@ def test_chroma_cqt_folding_matches_the_cpu(opencl, kw):
     p = cq_exec.ChromaCqtParams(None, fold, kw.get("threshold", 0.0), kw.get("norm", np.inf))
     got = da.download(rt, cq_exec.chroma_cqt(rt, (da.upload(rt, C),), p))
     assert rel_err(got, specux.chroma_cqt(C=C, backend="cpu", **args)) <= tolerance("chroma_cqt", "float32")
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(res_type="polyphase", tuning=0.0),
+        dict(norm=2, threshold=0.01, n_chroma=24, bins_per_octave=48, n_octaves=5, fmin=65.4,
+             res_type="polyphase", tuning=0.0),
+        dict(norm=None, window=np.hanning(3), res_type=None, tuning=0.0),
+    ],
+    ids=["polyphase", "24 chroma, threshold, 2-norm", "no norm, window, no resampling"],
+)
+def test_public_chroma_cqt_runs_on_the_device(opencl, monkeypatch, kw):
+    """specux.chroma_cqt(backend="opencl") computes the transform and the fold on the device: the host
+    transform it used to call (the front's own cqt) is never reached, and the result is the cpu's."""
+    from specux.ops import chroma as chroma_front
+
+    y = rng.standard_normal((2, 11025)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the filters are longer than the half-second signal
+        want = specux.chroma_cqt(y, sr=22050, backend="cpu", **kw)
+
+        def host_cqt(*args, **kwargs):
+            raise AssertionError("chroma_cqt on opencl called the host cqt")
+
+        monkeypatch.setattr(chroma_front, "cqt", host_cqt)
+        got = specux.chroma_cqt(y, sr=22050, backend="opencl", **kw)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert rel_err(got, want) <= tolerance("chroma_cqt", "float32")
+
+
+def test_public_chroma_cqt_device_soxr_and_given_magnitude(opencl):
+    """The default resampler (the device's soxr_hq-spec filter) within the constant-Q page's 1e-3 of the
+    cpu's libsoxr chroma; a given magnitude C folded on the device; tuning=None estimated from host input."""
+    y = rng.standard_normal((2, 22050)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        want = specux.chroma_cqt(y, sr=22050, backend="cpu")
+        got = specux.chroma_cqt(y, sr=22050, backend="opencl")
+        assert rel_err(got, want) <= 1e-3
+        C = np.abs(specux.cqt(y, sr=22050, n_bins=252, bins_per_octave=36, backend="cpu"))
+    got_c = specux.chroma_cqt(C=C, backend="opencl")
+    assert rel_err(got_c, specux.chroma_cqt(C=C, backend="cpu")) <= tolerance("chroma_cqt", "float32")
+    with pytest.raises(TypeError, match="C"):
+        specux.chroma_cqt(C=C.astype(np.int32), backend="opencl")

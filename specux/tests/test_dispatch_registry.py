@@ -176,7 +176,8 @@ def test_the_backends_line_of_each_docstring_is_the_registrys(name, op):
 def test_declared_backends_follow_what_the_build_has():
     assert registry.declared("fft") == ("cuda", "metal", "opencl", "cpu")
     assert registry.declared("chroma_stft") == ("cuda", "metal", "opencl", "cpu")
-    assert registry.declared("chroma_cqt") == ("cpu",)
+    assert registry.declared("chroma_cqt") == ("cuda", "metal", "opencl", "cpu")
+    assert registry.declared("estimate_tuning") == ("cpu",)
     assert "cpu" in registry.declared("stft")
     line = registry.backends_line("fft")
     assert line.startswith("Backends: cuda (numpy and cupy arrays, torch CUDA tensors)")

@@ -36,6 +36,7 @@ EXEC_MODULES = {
     "fftconvolve": "convolve_exec",
     "cqt": "cq_exec",
     "vqt": "cq_exec",
+    "chroma_cqt": "cq_exec",
 }
 
 # one host call at a time per runtime: kernelkit's runtimes keep per-runtime scratch (tables, staging)

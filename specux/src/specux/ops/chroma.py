@@ -235,9 +235,10 @@ def chroma_cqt(
     res_type : str or None
         Resampler of the constant-Q transform (see :func:`specux.vqt`).
     backend : {"auto", "cpu", "cuda", "metal", "opencl"}
-        See :func:`specux.backends`. On a device backend the power spectrogram, the bank and the per-frame
-        norm run as generated kernels; with ``tuning=None`` the tuning is estimated on the host from the
-        device's spectrogram.
+        See :func:`specux.backends`. On a device backend the constant-Q transform (as :func:`specux.cqt`
+        computes it there: see its ``res_type``), the fold, the threshold and the per-frame norm run as one
+        batch of generated kernels; ``tuning=None`` is estimated on the host from host input (a device array
+        needs ``tuning`` given).
 
     Returns
     -------
@@ -264,7 +265,7 @@ def chroma_cqt(
     ((12, 87), 9)
     """
     src = y if C is None else C
-    prepare(src, backend, "cqt", "chroma_cqt")  # served wherever cqt is
+    chosen, x = prepare(src, backend, "chroma_cqt", "chroma_cqt")
     if cqt_mode != "full":
         raise ValueError(
             f"chroma_cqt: cqt_mode must be 'full' (the hybrid transform is not offered); got {cqt_mode!r}"
@@ -287,6 +288,16 @@ def chroma_cqt(
         if y is None:
             raise ValueError("chroma_cqt: pass either y (a signal) or C (a constant-Q magnitude spectrogram)")
         n_octaves = _validate.positive_int(n_octaves, "n_octaves", "chroma_cqt")
+    if chosen.name != "cpu":  # the transform, the fold, the threshold and the norm in one device batch
+        return _dispatch.finish(
+            _chroma_cqt_device(
+                chosen, x, C is None, sr, hop_length, fmin,
+                n_octaves * bins_per_octave if C is None else None, bins_per_octave, n_chroma, tuning,
+                res_type, window, threshold, norm,
+            ),
+            src,
+        )
+    if C is None:
         mag = np.abs(
             _arrays.to_numpy(
                 cqt(
@@ -310,6 +321,53 @@ def chroma_cqt(
     if threshold is not None:
         chroma[chroma < threshold] = 0.0
     return _arrays.like(normalize(chroma, norm=norm, axis=-2), src)
+
+
+def _chroma_cqt_device(
+    chosen: Any,
+    x: Any,
+    from_signal: bool,
+    sr: float,
+    hop_length: int,
+    fmin: float | None,
+    n_bins: int | None,
+    bins_per_octave: int,
+    n_chroma: int,
+    tuning: float | None,
+    res_type: str | None,
+    window: Any,
+    threshold: float | None,
+    norm: Any,
+) -> Any:
+    """chroma_cqt on a device backend (:func:`specux._runtime.cq_exec.chroma_cqt`): ``|cqt(y)|`` with the
+    parameters the cpu path gives :func:`specux.cqt`, or a given magnitude ``C``, folded, thresholded and
+    normalised on the device. ``tuning=None`` is estimated on the host from host input, as cqt does."""
+    from specux._runtime.cq_exec import ChromaCqtParams
+    from specux.ops.cqt import validate_vqt, warn_if_short
+
+    accepted = tuple(sorted(chosen.dtypes & {"float32", "float64"}))
+    if from_signal:
+        x, vp = validate_vqt(
+            x, "chroma_cqt", device=True, sr=sr, hop_length=hop_length, fmin=fmin, n_bins=n_bins,
+            intervals="equal", gamma=0, bins_per_octave=bins_per_octave, tuning=tuning, filter_scale=1,
+            norm=1, sparsity=0.01, window="hann", scale=True, pad_mode="constant", res_type=res_type,
+            dtype=None,
+        )
+        real = np.finfo(np.dtype(vp.dtype)).dtype.name
+        if real not in accepted:
+            raise TypeError(
+                f"chroma_cqt: backend {chosen.name!r} computes in {', '.join(accepted)}; a {real} signal "
+                "needs a device with that precision: pass float32 input or backend='cpu'"
+            )
+        warn_if_short(x.shape[-1], vp, "chroma_cqt")
+    else:
+        real = _validate.real_dtype(x, "chroma_cqt", "C", accepted)
+        vp, n_bins = None, x.shape[-2]
+    fold = cq_to_chroma(n_bins, bins_per_octave=bins_per_octave, n_chroma=n_chroma, fmin=fmin, window=window)
+    params = ChromaCqtParams(vp, fold, threshold, None if norm is None else float(norm))
+    out = chosen.chroma_cqt(_dispatch.cast_host(x, real), params)
+    # the cpu (and librosa) promote to the fold's precision: a float64 window gives a float64 chromagram
+    return _dispatch.cast_host(out, np.result_type(fold.dtype, real).name)
 
 
 def _check_norm(norm: Any, public: str) -> None:
