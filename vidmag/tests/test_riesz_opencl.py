@@ -168,3 +168,14 @@ def test_auto_prefers_opencl_to_cpu_and_linear_streams_keep_the_fused_state(requ
     with vidmag.open_stream(clip.shape[1:], fs=30, pipeline="laplacian_iir", backend="opencl", **params) as s:
         assert isinstance(s._state, FusedFilterState)
         s.push(clip)
+
+
+@pytest.mark.parametrize("shape", [(10, 80), (80, 10), (31, 17)])
+def test_narrow_and_odd_frames(require_backend, shape):
+    # the smallest frames the pipelines take, one side long: the 8-pixel kernels' borders and row tails, and
+    # the one-pixel kernels of levels narrower than 8
+    require_backend("opencl")
+    clip = np.random.default_rng(6).integers(30, 220, (5, *shape, 3), dtype=np.uint8)
+    params = dict(alpha=10.0, fl=1.0, fh=5.0, sigma=3.0)
+    want = vidmag.magnify(clip, fs=30, pipeline="riesz_butterworth", backend="cpu", **params)
+    _within_one(vidmag.magnify(clip, fs=30, pipeline="riesz_butterworth", backend="opencl", **params), want)
