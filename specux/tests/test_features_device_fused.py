@@ -134,3 +134,80 @@ def test_cover_has_the_fused_variants():
             assert (prec, kind, fk.POST_NONE) in kinds
         for post in (fk.POST_DB, fk.POST_LOG):
             assert (prec, sk.MOD_POWER2, post) in kinds
+
+
+# -- power_to_db / amplitude_to_db of device arrays (feature_exec.to_db) ------------------------------------
+
+
+def _to_db(opencl, x, amplitude, ref, amin, top_db):
+    rt = opencl.runtime
+    p = fx.DbParams(amplitude, None if ref is np.max else ref, amin, top_db)
+    return da.download(rt, fx.to_db(rt, (da.upload(rt, x),), p))
+
+
+DB_CASES = [
+    # (amplitude, ref, amin, top_db, what the input holds)
+    (False, 1.0, 1e-10, 80.0, "wide"),
+    (False, np.max, 1e-10, 60.0, "wide"),
+    (False, -2.0, 1e-10, None, "wide"),  # the reference's sign is dropped
+    (False, 1e-20, 1e-10, 0.0, "wide"),  # a reference below amin is floored at amin; top_db 0
+    (False, 1.0, 1e-10, 80.0, "nan"),  # NaN stays NaN and does not poison the floor
+    (False, 1.0, 1e-10, 80.0, "inf"),  # an infinite peak: no floor
+    (False, np.max, 1e-10, 80.0, "complex"),
+    (True, 1.0, 1e-5, 80.0, "signed"),
+    (True, np.max, 1e-5, 40.0, "signed"),
+    (True, np.max, 1e-5, None, "complex"),
+    (False, np.max, 1e-10, 80.0, "long"),  # several chunks in the reductions
+]
+
+
+def _db_input(kind, dtype, rng_):
+    shape = (3, 40, 33)
+    if kind == "long":
+        shape = (4, 257, 400)
+    x = rng_.standard_normal(shape) ** 2 * 10.0 ** rng_.uniform(-12, 3, shape)
+    if kind == "signed":
+        x = x * np.sign(rng_.standard_normal(shape))
+    if kind == "complex":
+        x = x * np.exp(2j * np.pi * rng_.uniform(size=shape))
+        return x.astype(np.result_type(dtype, np.complex64))
+    x = x.astype(dtype)
+    if kind == "nan":
+        x[1, 3, :] = np.nan
+    if kind == "inf":
+        x[0, 0, 0] = np.inf
+    return x
+
+
+@pytest.mark.parametrize("case", range(len(DB_CASES)))
+def test_device_db_matches_the_host_conversion(opencl, case):
+    amplitude, ref, amin, top_db, kind = DB_CASES[case]
+    public = specux.amplitude_to_db if amplitude else specux.power_to_db
+    for dtype in device_dtypes(opencl, ("float32", "float64")):
+        x = _db_input(kind, dtype, rng)
+        got = _to_db(opencl, x, amplitude, ref, amin, top_db)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # complex input warns on the host
+            want = public(x, ref=ref, amin=amin, top_db=top_db)
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        finite = np.isfinite(want)
+        err = np.max(np.abs(got[finite] - want[finite])) / np.max(np.abs(want[finite]))
+        assert err <= tolerance("melspectrogram", dtype), f"{DB_CASES[case]} {dtype}: {err:.2e}"
+
+
+def test_device_db_float16_storage_and_empty(opencl):
+    x = _db_input("wide", "float16", rng)
+    got = _to_db(opencl, x, False, np.max, 1e-10, 80.0)
+    want = specux.power_to_db(x.astype(np.float32), ref=np.max, top_db=80.0)
+    assert got.dtype == np.float32
+    assert np.max(np.abs(got - want)) / np.max(np.abs(want)) <= tolerance("melspectrogram", "float32")
+    assert _to_db(opencl, np.zeros((0, 5), np.float32), False, 1.0, 1e-10, 80.0).shape == (0, 5)
+
+
+def test_device_db_refuses_a_nan_max_reference_as_the_host_does(opencl):
+    x = _db_input("nan", "float32", rng)
+    with pytest.raises(ValueError, match="returned nan"):
+        specux.power_to_db(x, ref=np.max)
+    with pytest.raises(ValueError, match="returned nan"):
+        _to_db(opencl, x, False, np.max, 1e-10, 80.0)

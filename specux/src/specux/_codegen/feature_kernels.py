@@ -82,6 +82,28 @@ class ReduceMaxSpec:
     storage: str  # of src (stage 2: the compute precision's)
     prec: str
     rule: int = 0
+    #: a NaN is the maximum (numpy's max, for ``ref=np.max``) instead of being ignored (the floor's nanmax)
+    nan: bool = False
+
+
+@dataclass(frozen=True)
+class DbSpec:
+    """Elementwise decibels of an array (power_to_db / amplitude_to_db on a device): ``v`` the value, or
+    the modulus of a complex one, squared when ``amplitude``; then ``10 log10(max(v, c0)) - c1`` (``db``)
+    or ``v`` itself (the magnitude a ``ref=np.max`` reduces)."""
+
+    in_storage: str
+    prec: str
+    in_complex: bool = False
+    amplitude: bool = False
+    db: bool = True
+
+
+@dataclass(frozen=True)
+class FloorSpec:
+    """``x[i] = max(x[i], lower[0])`` in place, NaN kept (the top_db floor of one group)."""
+
+    prec: str
 
 
 @dataclass(frozen=True)
@@ -235,7 +257,10 @@ def reduce_max(spec: ReduceMaxSpec, d: Dialect) -> KernelSource:
     R = d.real(prec)
     e = Emitter(d)
     _header(e, spec.storage, prec)
-    name = f"spx_reduce_max{spec.rule}"
+    name = f"spx_reduce_max{spec.rule}" + ("n" if spec.nan else "")
+    # a NaN wins over a number (the first NaN index kept) when ``nan``; otherwise NaN compares false
+    wins = "(v != v && best == best) || " if spec.nan else ""
+    merge = "(sv[o] != sv[o] && sv[lid] == sv[lid]) || " if spec.nan else ""
     params = (
         _ptr("src", spec.storage),
         _ptr("src_idx", "int"),
@@ -262,7 +287,7 @@ def reduce_max(spec: ReduceMaxSpec, d: Dialect) -> KernelSource:
         with e.block("for (int k = start + lid; k < stop; k += " + str(BLOCK) + ")"):
             e.line(f"const {R} v = ({R})" + d.load_real(spec.storage, "src", "g * group_len + k") + ";")
             e.line(f"const int vi = {'src_idx[g * group_len + k]' if final else 'k'};")
-            with e.block("if (v > best || (v == best && vi < at))"):
+            with e.block(f"if ({wins}v > best || (v == best && vi < at))"):
                 e.line("best = v;")
                 e.line("at = vi;")
         e.line("sv[lid] = best;")
@@ -270,7 +295,7 @@ def reduce_max(spec: ReduceMaxSpec, d: Dialect) -> KernelSource:
         _tree(
             e,
             [
-                "if (sv[o] > sv[lid] || (sv[o] == sv[lid] && si[o] < si[lid])) {",
+                f"if ({merge}sv[o] > sv[lid] || (sv[o] == sv[lid] && si[o] < si[lid])) {{",
                 "    sv[lid] = sv[o];",
                 "    si[lid] = si[o];",
                 "}",
@@ -289,6 +314,59 @@ def reduce_max(spec: ReduceMaxSpec, d: Dialect) -> KernelSource:
                 else:
                     e.line("out_val[g] = peak - top_db;")
                 e.line("out_idx[g] = finite ? si[0] : -1;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
+def db(spec: DbSpec, d: Dialect) -> KernelSource:
+    """One thread per element: the magnitude (squared for amplitudes), then its decibels (:class:`DbSpec`)."""
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, spec.in_storage, prec)
+    name = (
+        "spx_db_"
+        + ("c" if spec.in_complex else "r")
+        + ("a" if spec.amplitude else "p")
+        + ("" if spec.db else "_mag")
+    )
+    params = (
+        _ptr("src", spec.in_storage),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+        Param("c0", prec),
+        Param("c1", prec),
+    )
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            if spec.in_complex:
+                e.line(f"const {R} re = ({R})" + d.load_real(spec.in_storage, "src", "2 * i") + ";")
+                e.line(f"const {R} im = ({R})" + d.load_real(spec.in_storage, "src", "2 * i + 1") + ";")
+                e.line(f"{R} v = {d.math('sqrt', prec, 're * re + im * im')};")
+            else:
+                e.line(f"{R} v = ({R})" + d.load_real(spec.in_storage, "src", "i") + ";")
+                if spec.amplitude:
+                    e.line(f"v = v < {d.literal(0.0, prec)} ? -v : v;")
+            if spec.amplitude and spec.db:
+                e.line("v = v * v;")
+            e.line(f"dst[i] = {_db(d, prec, 'v')};" if spec.db else "dst[i] = v;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
+def floor_in_place(spec: FloorSpec, d: Dialect) -> KernelSource:
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_floor"
+    params = (_ptr("x", prec, const=False), _ptr("lower", prec), Param("total", "int"))
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line(f"{R} v = x[i];")
+            e.line(f"const {R} f = lower[0];")
+            _floor_op(e, "v", "f")
+            e.line("x[i] = v;")
     return KernelSource(name, e.text(), params, BLOCK)
 
 
@@ -429,6 +507,10 @@ def render(spec: object, d: Dialect) -> KernelSource:
         return log_adjoint(spec, d)
     if isinstance(spec, ColumnNormSpec):
         return column_norm(spec, d)
+    if isinstance(spec, DbSpec):
+        return db(spec, d)
+    if isinstance(spec, FloorSpec):
+        return floor_in_place(spec, d)
     raise TypeError(f"no kernel template for {type(spec).__name__}")
 
 
@@ -453,6 +535,14 @@ def cover(storages: tuple[str, ...]) -> list[object]:
             BankSpec(prec, prec, prec, post=post, modulus=sk.MOD_POWER2) for post in (POST_DB, POST_LOG)
         ]
         specs += [ReduceMaxSpec(prec, prec), *(ReduceMaxSpec(prec, prec, rule) for rule in FLOOR_RULES)]
+        specs += [ReduceMaxSpec(prec, prec, nan=True), ReduceMaxSpec(prec, prec, FLOOR_TORCHAUDIO, nan=True)]
+        for cplx in (False, True):
+            for amplitude in (False, True):
+                specs += [
+                    DbSpec(storage, prec, cplx, amplitude),
+                    DbSpec(storage, prec, cplx, amplitude, db=False),
+                ]
+        specs += [FloorSpec(prec)]
         specs += [ReduceClampedSpec(prec, prec), ReduceClampedSpec(prec, prec, first=False)]
         specs += [
             LogAdjointSpec(prec, prec, POST_LOG),

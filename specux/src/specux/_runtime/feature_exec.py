@@ -435,3 +435,80 @@ def features_adjoint(rt: DeviceRuntime, S: DeviceArray, g: DeviceArray, p: Any) 
         g_log = bank_adjoint(rt, g, p.dct)
         g_bands = log_adjoint(rt, bands, g_log, p)
         return bank_adjoint(rt, g_bands, mel.basis)
+
+
+# -- decibels of a device array (power_to_db / amplitude_to_db) -------------------------------------------
+
+
+@dataclass(frozen=True)
+class DbParams:
+    """power_to_db (``amplitude`` False) or amplitude_to_db (True) of a device array: ``ref`` the reference
+    (its magnitude is used) or None for ``ref=np.max`` (the maximum of the magnitude, a NaN there refused as
+    the CPU refuses it), ``amin`` (> 0) and ``top_db`` (None: no floor) as the public functions take them."""
+
+    amplitude: bool
+    ref: float | None
+    amin: float
+    top_db: float | None
+
+
+def _peak(rt: DeviceRuntime, x: DeviceArray, nan: bool) -> DeviceArray:
+    """The maximum (1,) of the real array ``x`` (compute precision): NaN when ``nan`` and any element is NaN
+    (numpy's max), otherwise NaN ignored. Two fixed-order reductions."""
+    chunks, chunk = _chunking(x.size)
+    dtype = _compute(x.dtype)
+    item = da.ITEMSIZE[dtype]
+    pval, pidx = rt.alloc(chunks * item), rt.alloc(chunks * 4)
+    peak = da.empty(rt, (1,), dtype)
+    peak_at = rt.alloc(4)
+    neg_inf = float("-inf")
+    args1 = [x.buf, pidx, pval, pidx, x.size, chunks, chunk, neg_inf, 0.0]
+    launch(rt, fk.render, fk.ReduceMaxSpec(x.storage, x.storage, nan=nan), chunks, args1)
+    # torchaudio's rule with top_db 0 writes the peak itself
+    args2 = [pval, pidx, peak.buf, peak_at, chunks, 1, chunks, neg_inf, 0.0]
+    launch(rt, fk.render, fk.ReduceMaxSpec(x.storage, x.storage, fk.FLOOR_TORCHAUDIO, nan=nan), 1, args2)
+    return peak
+
+
+def to_db(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: DbParams) -> DeviceArray:
+    """Decibels of ``x`` (any shape; real, or complex for its modulus): ``10 log10(max(v, amin)) -
+    10 log10(max(amin, |ref|))`` with ``v`` the power (amplitude_to_db: ``|x| ** 2`` against ``amin ** 2``
+    and ``ref ** 2``), floored at the maximum (NaN ignored) minus ``top_db`` where that maximum is finite:
+    :func:`specux.convert.power_to_db`'s numbers, in the compute precision. ``ref=np.max`` (``p.ref`` None)
+    downloads one number, the peak, after a reduction on the device."""
+    (x,) = inputs
+    public = "amplitude_to_db" if p.amplitude else "power_to_db"
+    dtype = _compute(da.REAL_OF.get(x.dtype, x.dtype))
+    prec = da.STORAGE[dtype]
+    total = x.size
+    check_index(public, 2 * total if x.is_complex else total)
+    out = da.empty(rt, x.shape, dtype)
+    if total == 0:
+        return out
+    amin = float(p.amin)
+    if p.ref is None:
+        with rt.batch():
+            mag = x
+            if x.is_complex or p.amplitude or x.storage != prec:
+                mag = da.empty(rt, x.shape, dtype)
+                spec = fk.DbSpec(x.storage, prec, x.is_complex, p.amplitude, db=False)
+                launch(rt, fk.render, spec, groups(total, fk.BLOCK), [x.buf, mag.buf, total, 0.0, 0.0])
+            peak = _peak(rt, mag, nan=True)
+        ref = float(da.download(rt, peak)[0])  # after the batch: complete on every runtime
+        if np.isnan(ref):
+            raise ValueError(
+                f"{public}: ref, a callable, returned nan (does S hold NaN? ref=np.nanmax ignores it)"
+            )
+        ref = abs(ref)
+    else:
+        ref = abs(float(p.ref))
+    with rt.batch():
+        if p.amplitude:
+            amin, ref = amin * amin, ref * ref
+        c1 = float(10.0 * np.log10(max(amin, ref)))
+        spec = fk.DbSpec(x.storage, prec, x.is_complex, p.amplitude)
+        launch(rt, fk.render, spec, groups(total, fk.BLOCK), [x.buf, out.buf, total, amin, c1])
+        if p.top_db is not None:
+            floor = top_db_floor(rt, out, fk.FLOOR_LIBROSA, float(p.top_db))
+            launch(rt, fk.render, fk.FloorSpec(prec), groups(total, fk.BLOCK), [out.buf, floor.lower, total])
+    return out
