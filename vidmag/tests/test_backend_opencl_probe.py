@@ -93,3 +93,16 @@ def test_the_old_variable_means_nothing_now(monkeypatch, require_backend, fresh_
     require_backend("opencl")
     monkeypatch.setenv("VIDMAG_OPENCL_DEVICE", "abc")
     assert registry.unavailable_reason("opencl") is None
+
+
+def test_a_pinned_device_that_fails_stops_auto_for_the_phase_pipelines_too(monkeypatch, fresh_registry):
+    # the Riesz pipelines choose among their own backends (vidmag.params.PHASE_BACKENDS, opencl among them):
+    # a pinned opencl device that cannot run stops that choice as it stops backend.select("auto")
+    from vidmag.pipelines import select_backend
+
+    monkeypatch.setattr(kernelkit_opencl, "reports", lambda: [WHEEL_POCL_ON_ZEN5])
+    assert select_backend("auto", "riesz_iir")[0] != "opencl"  # unpinned: auto moves on
+    monkeypatch.setenv(kernelkit_opencl.DEVICE_ENV, "0:0")
+    with pytest.raises(BackendUnavailableError, match="unknown target CPU 'generic'") as error:
+        select_backend("auto", "riesz_iir")
+    assert "KERNELKIT_OPENCL_DEVICE='0:0'" in str(error.value) and "riesz_iir" in str(error.value)

@@ -217,7 +217,8 @@ def test_a_phase_stream_keeps_its_phase_through_an_alpha_change(clip):
 
 
 def test_auto_picks_a_backend_that_runs_a_phase_pipeline(clip):
-    # "auto" is chosen per pipeline: the first backend overall (opencl here) does not run the Riesz ones
+    # "auto" is chosen per pipeline: for a phase pipeline among vidmag.params.PHASE_BACKENDS's backends, not
+    # the first backend overall
     preset = next(p for p in vidmag.PRESETS.values() if p.pipeline in vidmag.params.PHASE_PIPELINES
                   and p.pipeline in vidmag.params.STREAMING_PIPELINES)
     with Magnifier(preset=preset.name, fs=30.0) as magnifier:

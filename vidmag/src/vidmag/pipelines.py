@@ -46,15 +46,29 @@ def _auto_runs(name: str) -> bool:
     return True
 
 
+def _pinned_and_broken(name: str) -> bool:
+    """Whether "auto" must stop at backend ``name`` although it cannot run: its device is pinned (selecting
+    it then raises the reason, as ``vidmag.backend.select("auto")`` does for the other pipelines)."""
+    return registry.unavailable_reason(name) is not None and registry.pinned_by(name) is not None
+
+
 def select_backend(backend: str, pipeline: str):
     """``vidmag.backend.select``, for a pipeline: the phase-based ones run on the backends
     :data:`vidmag.params.PHASE_BACKENDS` names for them, of which "auto" takes the first that can run here
-    (torch only with a graphics processor); any other backend named for them is an error that names those
-    that run them."""
+    (torch only with a graphics processor) and, as ``vidmag.backend.select``, never passes over a backend
+    whose device the user pinned; any other backend named for them is an error that names those that run
+    them."""
     if pipeline in PHASE_PIPELINES:
         runs = PHASE_BACKENDS[pipeline]
         if backend == "auto":
-            backend = next((b for b in runs if _auto_runs(b)), runs[-1])
+            backend = next((b for b in runs if _auto_runs(b) or _pinned_and_broken(b)), runs[-1])
+            reason, pin = registry.unavailable_reason(backend), registry.pinned_by(backend)
+            if reason is not None and pin is not None:
+                raise _backend.BackendUnavailableError(
+                    f"backend {backend!r} cannot run here: {reason} ({pin} pins its device; backend='auto' "
+                    f"does not move on to another backend for {pipeline} while {pin.partition('=')[0]} is "
+                    "set: correct it or unset it)"
+                )
         elif backend in registry.names() and backend not in runs:
             raise _backend.BackendUnavailableError(
                 f"backend {backend!r} does not run {pipeline}: the backends that run it are "
@@ -162,8 +176,8 @@ def run(
     pipeline : str
         ``"gaussian_ideal"``, ``"laplacian_ideal"``, ``"laplacian_butterworth"``, ``"laplacian_iir"``
         (linear), or the phase-based ``"riesz_ideal"``, ``"riesz_butterworth"``, ``"riesz_iir"``,
-        ``"steerable_ideal"`` (luminance only; the cpu backend runs them, and ``backend="auto"`` picks it for
-        them).
+        ``"steerable_ideal"`` (luminance only; the backends of :data:`vidmag.params.PHASE_BACKENDS` run them
+        and ``backend="auto"`` picks the first that can run here, torch only with a graphics processor).
     backend : str
         ``"auto"`` or a backend name (see ``vidmag.backend.select``).
     compat : None or "mit"
@@ -409,7 +423,8 @@ def open_stream(
         Shape of every frame, (H, W, 3).
     fs, pipeline, backend, compat, **params
         As :func:`run`; ``pipeline`` must be one that streams: ``"laplacian_butterworth"``,
-        ``"laplacian_iir"``, ``"riesz_butterworth"`` or ``"riesz_iir"`` (the last two on torch and cpu).
+        ``"laplacian_iir"``, ``"riesz_butterworth"`` or ``"riesz_iir"`` (the last two on the backends of
+        :data:`vidmag.params.PHASE_BACKENDS`).
     batch : int, optional
         The most frames one device call works on (a larger push is done in pieces of this many); ``None``:
         the backend's batch size. Smaller bounds the latency of a large push, not of a single frame.

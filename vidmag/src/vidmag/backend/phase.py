@@ -3,7 +3,8 @@ implementation, and :class:`PhaseStream` is the live stream of riesz_butterworth
 
 A backend that runs them is a :class:`PhaseBackend` made with ``frames(plan, source)`` (a whole run: host
 uint8 frames out) and ``stream(plan)`` (an object with ``push(frame) -> frame`` and ``retune(plan)``) for the
-pipelines it names; the cpu backend runs all four from the references, torch the three Riesz ones.
+pipelines it names; the cpu backend runs all four from the references, torch all four, opencl the three
+Riesz ones (the table is :data:`vidmag.params.PHASE_BACKENDS`).
 """
 
 from __future__ import annotations
