@@ -211,3 +211,16 @@ def test_device_db_refuses_a_nan_max_reference_as_the_host_does(opencl):
         specux.power_to_db(x, ref=np.max)
     with pytest.raises(ValueError, match="returned nan"):
         _to_db(opencl, x, False, np.max, 1e-10, 80.0)
+
+
+def test_db_exec_functions_named_as_the_public_ones(opencl):
+    rt = opencl.runtime
+    x = da.upload(rt, _db_input("signed", "float32", rng))
+    p = fx.DbParams(True, 1.0, 1e-5, 80.0)
+    np.testing.assert_array_equal(
+        da.download(rt, fx.amplitude_to_db(rt, (x,), p)), da.download(rt, fx.to_db(rt, (x,), p))
+    )
+    with pytest.raises(ValueError, match="amplitude"):
+        fx.power_to_db(rt, (x,), p)
+    with pytest.raises(ValueError, match="amplitude"):
+        fx.amplitude_to_db(rt, (x,), fx.DbParams(False, 1.0, 1e-10, 80.0))

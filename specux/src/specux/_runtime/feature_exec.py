@@ -512,3 +512,18 @@ def to_db(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: DbParams) -> De
             floor = top_db_floor(rt, out, fk.FLOOR_LIBROSA, float(p.top_db))
             launch(rt, fk.render, fk.FloorSpec(prec), groups(total, fk.BLOCK), [out.buf, floor.lower, total])
     return out
+
+
+def power_to_db(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: DbParams) -> DeviceArray:
+    """:func:`specux.convert.power_to_db` of a device array (``p.amplitude`` False): :func:`to_db`. Named as
+    the public operation, so a generated backend can serve it by name."""
+    if p.amplitude:
+        raise ValueError("power_to_db: the parameters are amplitude_to_db's (amplitude=True)")
+    return to_db(rt, inputs, p)
+
+
+def amplitude_to_db(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: DbParams) -> DeviceArray:
+    """:func:`specux.convert.amplitude_to_db` of a device array (``p.amplitude`` True): :func:`to_db`."""
+    if not p.amplitude:
+        raise ValueError("amplitude_to_db: the parameters are power_to_db's (amplitude=False)")
+    return to_db(rt, inputs, p)
