@@ -118,3 +118,14 @@ def test_complex_input_and_device_backend_refused():
         specux.griffinlim_cqt(np.ones((24, 8), np.complex64), **KW)
     with pytest.raises((UnsupportedOperationError, specux.BackendUnavailableError)):
         specux.griffinlim_cqt(np.ones((24, 8)), **KW, backend="opencl")
+
+
+def test_torch_tensor_in_torch_tensor_out_and_grad_refused():
+    torch = pytest.importorskip("torch")
+    S, _ = _magnitudes(np.float32, "polyphase")
+    kw = dict(KW, n_iter=2, res_type="polyphase", random_state=0)
+    out = specux.griffinlim_cqt(torch.from_numpy(S), **kw)
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.float32
+    np.testing.assert_allclose(out.numpy(), specux.griffinlim_cqt(S, **kw), rtol=0, atol=1e-7)
+    with pytest.raises(UnsupportedOperationError, match="gradients"):
+        specux.griffinlim_cqt(torch.from_numpy(S).requires_grad_(), **kw)
