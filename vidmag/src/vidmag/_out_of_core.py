@@ -34,8 +34,8 @@ from vidmag import tiles
 from vidmag._reference.pipelines import MIT_UNREAD_TAIL
 from vidmag.params import Plan, check_frame_count
 
-__all__ = ["ROUTES", "gaussian_tiled", "laplacian_on_disk", "phase_floor", "phase_route", "riesz_on_disk",
-           "steerable_on_disk"]
+__all__ = ["ROUTES", "gaussian_tiled", "laplacian_on_device", "laplacian_on_disk", "phase_floor",
+           "phase_route", "riesz_on_disk", "steerable_on_disk"]
 
 #: Complex values one band-pass block holds: a quarter of the cpu backend's piece (2**21), since the route is
 #: there to save memory; each value's series is filtered alone, so the block's width does not change a bit.
@@ -160,6 +160,139 @@ def _take(path: str, shape: tuple[int, ...], start: int, n: int, gain: float, st
     frames = frames.reshape(n, *shape)
     # as the stages' gained stack: scaled when taken, and not at all for a gain of 1
     return frames if gain == 1.0 else stages.ops.scale(frames, gain, gain)
+
+
+def _transfers(stages: Any) -> tuple[Callable[[np.ndarray], Any], Callable[[Any], np.ndarray]]:
+    """(put, get): float32 host values to the stages' device array type and back.
+
+    The stages upload only uint8 frames, so floats go through the tier's own device: torch tensors, or the
+    ``rt.to_device`` of the kernel devices (OpenCL, Vulkan, CUDA, Metal); ``get`` is the tier's download.
+    """
+    tier = getattr(stages, "fused", None) or stages.ops
+    download = tier.ops.download if hasattr(tier, "ops") else tier.download
+    torch = getattr(tier, "torch", None)
+    if torch is not None:
+        device = tier.ops.device if hasattr(tier, "ops") else tier.device
+
+        def put(host: np.ndarray) -> Any:
+            return torch.from_numpy(np.ascontiguousarray(host, dtype=np.float32)).to(device)
+    elif hasattr(tier, "rt"):
+        def put(host: np.ndarray) -> Any:
+            return tier.rt.to_device(np.ascontiguousarray(host, dtype=np.float32))
+    else:  # a host backend: its arrays are NumPy's
+        def put(host: np.ndarray) -> Any:
+            return np.ascontiguousarray(host, dtype=np.float32)
+
+    def get(array: Any) -> np.ndarray:
+        return np.ascontiguousarray(download(array), dtype=np.float32)
+
+    return put, get
+
+
+def _synchronizer(stages: Any) -> Callable[[], None] | None:
+    for tier in (getattr(stages, "fused", None), getattr(stages, "ops", None)):
+        synchronize = getattr(tier, "synchronize", None)
+        if synchronize is not None:
+            return synchronize
+    return None
+
+
+def laplacian_on_device(plan: Plan, source: Source, workdir: str, backend: str,
+                        progress: Callable[[int], None] | None = None) -> Iterator[np.ndarray]:
+    """laplacian_ideal on a float32 backend (opencl, torch, vulkan, cuda, metal) with its band stacks in
+    time-major float32 files under `workdir`.
+
+    Every step is the backend's own stage, as in :func:`vidmag.backend.generic.laplacian_ideal`: the bands of
+    each batch are built on the device and downloaded into the files; each level's series are uploaded in
+    blocks of about :data:`_BLOCK_VALUES` values, band-passed and gained by the stages' ``bandpass`` and
+    ``take`` and written back; the output is collapsed and rendered on the device batch by batch from the
+    filtered bands read back from the files.
+    """
+    from vidmag.backend import select
+
+    stages = select(backend)[1].stages
+    frames = _device_laplacian(plan, source, workdir, stages, progress)
+    synchronize = _synchronizer(stages)
+    try:
+        # not `yield from`: an early end must drain the device's queue before the buffers go (as
+        # vidmag.backend.generic's runs do)
+        for frame in frames:  # noqa: UP028
+            yield frame
+    except BaseException:  # KeyboardInterrupt and GeneratorExit included
+        if synchronize is not None:
+            synchronize()
+        raise
+    finally:
+        frames.close()
+
+
+def _device_laplacian(plan: Plan, source: Source, workdir: str, stages: Any,
+                      progress: Callable[[int], None] | None) -> Iterator[np.ndarray]:
+    from vidmag.backend.generic import groups_of
+    from vidmag.backend.stages import kept_levels
+
+    kept, put, get = kept_levels(plan), *_transfers(stages)
+    saturation = tiles.Saturation()
+    frames = _Semantic(plan, source, saturation)
+    size = stages.batch_frames(plan)
+    p = plan.params
+    paths = {level: os.path.join(workdir, f"band{level}.f32") for level in kept}
+    shapes = {level: (*plan.level_sizes[level], 3) for level in kept}
+    handles = {level: open(paths[level], "wb") for level in kept}  # closed just below
+    T = 0
+    try:
+        for group in groups_of(frames(), size):
+            T += len(group)
+            for level, band in stages.bands(stages.upload(group), plan, kept, scratch=False).items():
+                get(band).tofile(handles[level])
+    finally:
+        for handle in handles.values():
+            handle.close()
+    if T == 0:
+        return
+    for level in kept:
+        values = int(np.prod(shapes[level]))
+        # whole pixels per block (a block goes up as frames of 1 x n pixels); each value's series is filtered
+        # alone by the projection along time, so the block's width does not change its numbers
+        step = max(3, _BLOCK_VALUES // T // 3 * 3)
+        fd = os.open(paths[level], os.O_RDWR)
+        try:
+            for c0 in range(0, values, step):
+                width = min(step, values - c0)
+                block = np.empty((T, width), dtype=np.float32)
+                for t in range(T):
+                    block[t] = np.frombuffer(os.pread(fd, width * 4, (t * values + c0) * 4), dtype=np.float32)
+                stack = stages.concat([put(block.reshape(T, 1, width // 3, 3))])
+                filtered = stages.bandpass(stack, p["fl"], p["fh"], plan.fs, mit=plan.mit,
+                                           gain=plan.gains[level])
+                out = get(stages.take(filtered, 0, T)).reshape(T, width)
+                for t in range(T):
+                    os.pwrite(fd, out[t].tobytes(), (t * values + c0) * 4)
+        finally:
+            os.close(fd)
+    start, done = 0, 0
+    for group in groups_of(frames(), size, 1 if plan.mit else 0):  # the MIT code's one-frame lag
+        batch = stages.upload(group)
+        n = batch.shape[0]
+        signal = None
+        if kept:  # no amplified band: no signal
+            bands = {}
+            for level in kept:
+                values = int(np.prod(shapes[level]))
+                host = np.fromfile(paths[level], dtype=np.float32, count=n * values,
+                                   offset=start * values * 4)
+                bands[level] = put(host.reshape(n, *shapes[level]))
+            signal = stages.collapse(bands, plan)
+        out = stages.download(stages.render(batch, signal, plan, kind="expand", gain=1.0,
+                                            chroma=p["chrom_attenuation"]))
+        for frame in out:
+            saturation.count(frame, 0, output=True)
+            done += 1
+            yield frame
+            if progress is not None:
+                progress(done)
+        start += n
+    saturation.warn(p["alpha"])
 
 
 def gaussian_tiled(plan: Plan, source: Source, workdir: str, tile: tuple[int, int], *, backend: str = "cpu",
@@ -442,5 +575,5 @@ def phase_route(plan: Plan, n_frames: int, budget: int,
 
 
 #: The pipelines with a bounded-memory route, and the backends it runs on (None: every backend).
-ROUTES: dict[str, tuple[str, ...] | None] = {"laplacian_ideal": ("cpu",), "gaussian_ideal": None,
+ROUTES: dict[str, tuple[str, ...] | None] = {"laplacian_ideal": None, "gaussian_ideal": None,
                                               "riesz_ideal": ("cpu",), "steerable_ideal": ("cpu",)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
@@ -433,19 +434,30 @@ def _bounded_route(src: str, info: io.VideoInfo, pipeline: str, backend: str, fs
     from vidmag import _out_of_core
     from vidmag.params import make_plan
 
-    backends = _out_of_core.ROUTES.get(pipeline, ())
-    if backends is not None and backend not in backends:
-        return None
+    if pipeline not in _out_of_core.ROUTES:
+        return None  # a streaming pipeline: it holds O(1) frames
     plan = make_plan(pipeline, fs=fs, compat=compat, params=params, frame_shape=(info.height, info.width, 3),
                      n_frames=info.n_frames)
     n_frames = info.n_frames if info.n_frames else sum(1 for _ in io.read_frames(src))
     if working_set(plan, n_frames, backend=backend) <= budget:
         return None
+    backends = _out_of_core.ROUTES[pipeline]
+    if backends is not None and backend not in backends:
+        # no silent switch of backend, not even under "auto" (which resolved to `backend` here): the
+        # caller chooses between the backend in memory (a larger budget) and the backend with the route
+        need = working_set(plan, n_frames, backend=backend)
+        raise ValueError(
+            f"memory: {pipeline} on backend {backend!r} needs about {need} bytes in memory, over the budget "
+            f"of {budget} bytes, and has no bounded-memory route on that backend; the bounded route "
+            f"(phase on disk) runs on backend {', '.join(repr(b) for b in backends)}: give "
+            f"backend={backends[0]!r}, or memory={math.ceil(need / 2**20)}MiB or more to run on {backend!r}")
     if pipeline in ("riesz_ideal", "steerable_ideal"):
         return _out_of_core.phase_route(plan, n_frames, budget)  # a ValueError naming memory if it cannot fit
     if pipeline == "laplacian_ideal":
         def route(source, workdir, progress):
-            return _out_of_core.laplacian_on_disk(plan, source, workdir, progress)
+            if backend == "cpu":  # float64, the reference's order: the in-memory run's bytes
+                return _out_of_core.laplacian_on_disk(plan, source, workdir, progress)
+            return _out_of_core.laplacian_on_device(plan, source, workdir, backend, progress)
 
         route.name = "bands on disk"
         return route
