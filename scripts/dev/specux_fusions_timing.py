@@ -2,7 +2,7 @@
 
 Runs the exec functions on device-resident inputs, synchronised around each call, toggling the module flags
 that keep the unfused routes: ``feature_exec.FUSED`` (the bank reading the stft's complex spectrum; also the
-changed stage alone: complex spectrum to mel bands) and ``spectral_exec.ISTFT_TRANSPOSED`` (istft's frames
+changed stage alone: complex spectrum to mel bands) and ``spectral_exec.FRAMES_TRANSPOSED`` (istft's frames
 laid out (B, T, n_fft)). 16 x 160,000 float32, n_fft 512, hop 160, 80 mels. Prints medians and minima; the
 machine may be shared, so only interleaved medians mean anything.
 
@@ -100,7 +100,7 @@ def main() -> None:
 
     def inverse(transposed):
         def run():
-            sx.ISTFT_TRANSPOSED = transposed
+            sx.FRAMES_TRANSPOSED = transposed
             sx.istft(rt, (xd,), q)
             rt.synchronize()
 
@@ -109,7 +109,7 @@ def main() -> None:
     inverse(True)(), inverse(False)()
     print("istft (exec function)")
     _interleaved(args.runs, {"frames (B, T, n_fft)": inverse(True), "frames (B, n_fft, T)": inverse(False)})
-    sx.ISTFT_TRANSPOSED = True
+    sx.FRAMES_TRANSPOSED = True
 
 
 if __name__ == "__main__":

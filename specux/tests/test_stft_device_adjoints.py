@@ -90,6 +90,23 @@ def test_stft_adjoint_dot_product(opencl, case):
         assert rel_err(ATy, want) <= tolerance("stft", dtype), (dtype, kw)
 
 
+@pytest.mark.parametrize("case", [1, 4, 6])
+def test_stft_adjoint_with_direct_frames_layout(opencl, monkeypatch, case):
+    """The (B, n_fft, T) frames route the transposed one replaced (spectral_exec.FRAMES_TRANSPOSED False)
+    gives the CPU's adjoint too, and the same numbers as the transposed route up to rounding."""
+    shape, kw = STFT_CASES[case]
+    rt = opencl.runtime
+    p = _stft_params(shape, "float32", kw)
+    F = p.n_fft // 2 + 1
+    y = _complex((*shape[:-1], F, p.n_frames), "float32")
+    transposed = da.download(rt, sx.stft_adjoint(rt, da.upload(rt, y), p))
+    monkeypatch.setattr(sx, "FRAMES_TRANSPOSED", False)
+    direct = da.download(rt, sx.stft_adjoint(rt, da.upload(rt, y), p))
+    want = spectrum_adjoint(y.reshape(-1, F, p.n_frames).swapaxes(-1, -2), p).reshape(shape)
+    assert rel_err(direct, want) <= tolerance("stft", "float32"), kw
+    assert rel_err(transposed, direct) <= tolerance("stft", "float32"), kw
+
+
 def test_stft_adjoint_takes_real_imag_pairs(opencl):
     rt = opencl.runtime
     p = _stft_params((2, 300), "float32", {"n_fft": 64, "pad_mode": "reflect"})

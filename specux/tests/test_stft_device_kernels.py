@@ -155,7 +155,7 @@ def test_istft_frames_layouts_match_cpu(opencl, monkeypatch, transposed):
     """The transposed route (spectrum (B, T, F), frames (B, T, n_fft), coalesced gather) and the direct one
     ((B, n_fft, T) frames): both the CPU's numbers, across tile edges (F and T not multiples of 32), odd
     n_fft, unused trailing frames and a real spectrum."""
-    monkeypatch.setattr(sx, "ISTFT_TRANSPOSED", transposed)
+    monkeypatch.setattr(sx, "FRAMES_TRANSPOSED", transposed)
     cases = [
         ((2,), {"n_fft": 100, "hop_length": 25}, {}),
         ((3,), {"n_fft": 63, "hop_length": 20, "win_length": 40}, {"length": 1500}),

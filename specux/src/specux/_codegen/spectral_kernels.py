@@ -15,8 +15,8 @@ dialect.
     precision, frames past ``T_src`` zero, bins ``f_lo .. f_hi`` scaled by ``s_in`` and the others by
     ``s_out``: istft's input cut and cast, and the bin weights of the one-sided FFT's adjoints.
 ``spectrum_t``
-    The same copy (without the bin scaling) into the transposed (B, T_dst, F) layout through a 32 x 32
-    shared-memory tile, reads and writes both coalesced: istft's input, so that the inverse FFT along the
+    The same copy into the transposed (B, T_dst, F) layout through a 32 x 32 shared-memory tile, reads and
+    writes both coalesced: the input of istft and of the stft's adjoint, so that the inverse FFT along the
     last axis writes frames (B, T, n_fft) and the gather's reads of consecutive samples are consecutive.
 ``modulus``
     ``|X|``, ``|X| ** 2`` or ``|X| ** power`` of a complex array, into a real one.
@@ -73,8 +73,8 @@ class SpectrumSpec:
 
 @dataclass(frozen=True)
 class SpectrumTSpec:
-    """The spectrum copy of :class:`SpectrumSpec` (no bin scaling) into the transposed (B, T_dst, F) layout,
-    through a shared-memory tile so that reads (along T) and writes (along F) are both coalesced."""
+    """The spectrum copy of :class:`SpectrumSpec` (bin weights included) into the transposed (B, T_dst, F)
+    layout, through a shared-memory tile so that reads (along T) and writes (along F) are both coalesced."""
 
     in_storage: str
     prec: str
@@ -234,6 +234,10 @@ def spectrum_t(spec: SpectrumTSpec, d: Dialect) -> KernelSource:
         Param("t_dst", "int"),
         Param("tiles_f", "int"),
         Param("tiles_t", "int"),
+        Param("f_lo", "int"),
+        Param("f_hi", "int"),
+        Param("s_in", prec),
+        Param("s_out", prec),
     )
     with e.block(d.signature(name, list(params))):
         e.line(d.shared(R, "tre", TILE * (TILE + 1)))
@@ -269,8 +273,9 @@ def spectrum_t(spec: SpectrumTSpec, d: Dialect) -> KernelSource:
             e.line("const int f = f0 + tx;")
             with e.block("if (f < n_f && t < t_dst)"):
                 e.line("const int o = (b * t_dst + t) * n_f + f;")
-                e.line(f"dst[2 * o] = tre[tx * {TILE + 1} + ty + k];")
-                e.line(f"dst[2 * o + 1] = tim[tx * {TILE + 1} + ty + k];")
+                e.line(f"const {R} s = (f >= f_lo && f < f_hi) ? s_in : s_out;")
+                e.line(f"dst[2 * o] = tre[tx * {TILE + 1} + ty + k] * s;")
+                e.line(f"dst[2 * o + 1] = tim[tx * {TILE + 1} + ty + k] * s;")
     return KernelSource(name, e.text(), params, BLOCK)
 
 
@@ -416,5 +421,5 @@ def cover(storages: tuple[str, ...]) -> list[object]:
         specs += [ModulusAdjointSpec(prec, kind) for kind in (MOD_ABS, MOD_POWER2)]
         specs += [SpectrumTSpec(storage, prec), SpectrumTSpec(storage, prec, in_complex=False)]
         specs += [GatherSpec(prec, mode) for mode in (GATHER_ISTFT, GATHER_UNPAD)]
-        specs += [GatherSpec(prec, GATHER_ISTFT, transposed=True)]
+        specs += [GatherSpec(prec, mode, transposed=True) for mode in (GATHER_ISTFT, GATHER_UNPAD)]
     return list(dict.fromkeys(specs))

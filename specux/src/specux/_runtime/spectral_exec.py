@@ -259,25 +259,47 @@ def _spectrum_copy(
 
 
 def _spectrum_transposed(
-    rt: DeviceRuntime, src: DeviceArray, B: int, F: int, t_src: int, t_dst: int, dtype: str
+    rt: DeviceRuntime,
+    src: DeviceArray,
+    B: int,
+    F: int,
+    t_src: int,
+    t_dst: int,
+    dtype: str,
+    bins: tuple[int, int] = (0, 0),
+    s_in: float = 1.0,
+    s_out: float = 1.0,
+    public: str = "istft",
 ) -> DeviceArray:
-    """(B, F, t_src) spectra of any storage, complex or real, into (B, t_dst, F) complex of ``dtype``'s
-    precision (frames past ``t_src`` zero): a tiled transposing copy, coalesced both ways."""
+    """:func:`_spectrum_copy` into the transposed layout (B, t_dst, F): a tiled copy, coalesced both ways."""
     out = da.empty(rt, (B, t_dst, F), da.COMPLEX_OF[dtype])
-    check_index("istft", 2 * src.size, 2 * out.size)
+    check_index(public, 2 * src.size, 2 * out.size)
     if out.size:
         tiles_f, tiles_t = -(-F // sk.TILE), -(-t_dst // sk.TILE)
-        check_index("istft", B * tiles_f * tiles_t)
+        check_index(public, B * tiles_f * tiles_t)
         spec = sk.SpectrumTSpec(src.storage, da.STORAGE[dtype], src.is_complex)
-        args = [src.buf, out.buf, F, t_src, t_dst, tiles_f, tiles_t]
+        args = [
+            src.buf,
+            out.buf,
+            F,
+            t_src,
+            t_dst,
+            tiles_f,
+            tiles_t,
+            bins[0],
+            bins[1],
+            float(s_in),
+            float(s_out),
+        ]
         launch(rt, sk.render, spec, B * tiles_f * tiles_t, args)
     return out
 
 
-#: whether istft transposes its spectrum first, so that the inverse FFT writes frames (B, T, n_fft) and the
-#: overlap-add gather reads consecutive samples from consecutive addresses (coalesced on a GPU); False
-#: keeps the (B, n_fft, T) frames, whose reads are ``T`` apart (kept for the tests)
-ISTFT_TRANSPOSED = True
+#: whether istft and the stft's adjoint transpose their spectrum first, so that the inverse FFT writes
+#: frames (B, T, n_fft) and the overlap-add gather reads consecutive samples from consecutive addresses
+#: (coalesced on a GPU); False keeps the (B, n_fft, T) frames, whose reads are ``T`` apart (kept for the
+#: tests)
+FRAMES_TRANSPOSED = True
 
 
 def _gather(
@@ -367,7 +389,7 @@ def istft(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: IstftParams) ->
     tiny = float(np.finfo(dtype).tiny)
     with rt.batch():
         wsum = _window_sum(rt, p, dtype, start)
-        transposed = ISTFT_TRANSPOSED
+        transposed = FRAMES_TRANSPOSED
         if transposed:
             spec_ = _spectrum_transposed(rt, D.reshape(B, F, t_in), B, F, t_in, p.n_frames, dtype)
         elif D.dtype == da.COMPLEX_OF[dtype] and t_in == p.n_frames:
@@ -425,9 +447,11 @@ def stft_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: StftParams) -> DeviceA
     dtype = _compute(p.dtype)
     pad = p.n_fft // 2 if p.center else 0
     lo, hi = _support(p.win_length, p.n_fft)
+    transposed = FRAMES_TRANSPOSED
     with rt.batch():
-        h = _spectrum_copy(rt, g.reshape(B, F, T), B, F, T, T, dtype, _paired_bins(p.n_fft), 0.5, 1.0, "stft")
-        frames = fft_exec.run_device(rt, "c2r", h, 1, p.n_fft, True, 1.0, dtype)
+        copy = _spectrum_transposed if transposed else _spectrum_copy
+        h = copy(rt, g.reshape(B, F, T), B, F, T, T, dtype, _paired_bins(p.n_fft), 0.5, 1.0, "stft")
+        frames = fft_exec.run_device(rt, "c2r", h, 2 if transposed else 1, p.n_fft, True, 1.0, dtype)
         off = pos = None
         if pad and p.pad_mode != "constant":
             off, pos = _unpad_tables(rt, p.length, pad, p.pad_mode)
@@ -448,6 +472,7 @@ def stft_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: StftParams) -> DeviceA
             off=off,
             pos=pos,
             public="stft",
+            transposed=transposed,
         )
     return out.reshape(*batch, p.length)
 
