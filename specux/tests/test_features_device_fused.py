@@ -2,7 +2,9 @@
 reads the stft's complex spectrum and takes its modulus as it loads, so the power spectrogram is never
 written. On the ``opencl`` backend (PoCL in CI), against the CPU backend for every bank norm / htk / power /
 n_mels edge case the path covers, against the unfused chain (a modulus kernel, then the bank), and the
-unfused chain itself against the CPU, which stays the route of S inputs.
+unfused chain itself against the CPU, which stays the route of S inputs. Then power_to_db / amplitude_to_db
+of device arrays (feature_exec.to_db) against specux.convert for every ref / amin / top_db case, NaN, an
+infinite peak, complex and signed inputs, float16 storage and the refusal of a NaN ``ref=np.max``.
 """
 
 from __future__ import annotations

@@ -19,6 +19,11 @@ for every dialect.
 ``reduce_clamped``
     The adjoint's counterpart: per group, the sum of the gradient over the elements the floor lifted (stage 1
     from the data, stage 2 over the partials), in a fixed order, so the backward is deterministic.
+``db`` / ``floor``
+    power_to_db / amplitude_to_db of a device array: per element the value (or a complex value's modulus,
+    squared for amplitudes) in dB, or the magnitude alone for a ``ref=np.max`` reduction (``reduce_max``
+    with ``nan``: a NaN is the maximum, as numpy's max, so the host can refuse it); then the top_db floor of
+    one group applied in place.
 ``column_norm``
     Each (b, :, t) column of a (B, rows, T) array divided by its norm over the rows, in place (chroma's
     per-frame normalisation, librosa.util.normalize's rules): ``kind`` 1 the maximum magnitude, 2 the
