@@ -104,10 +104,14 @@ def test_every_frame_comes_out(pipeline, compat):
 
 @pytest.mark.parametrize("backend", ["vulkan", "cuda", "metal"])
 def test_other_backends_are_refused_naming_the_ones_that_run_them(backend):
-    with pytest.raises(BackendUnavailableError, match=r"riesz_iir.*\btorch, opencl, cpu\b"):
-        vidmag.magnify(small_clip(), fs=30, pipeline="riesz_iir", backend=backend, **VALID["riesz_iir"])
-    with pytest.raises(BackendUnavailableError, match=r"\btorch, opencl, cpu\b"):
-        vidmag.open_stream((24, 28, 3), fs=30, pipeline="riesz_iir", backend=backend, **VALID["riesz_iir"])
+    # every backend runs the Riesz pipelines now (the shared kernel tier, test_riesz_kernel_tier.py);
+    # steerable_ideal still runs on torch and cpu only, and these backends refuse it, clip and stream
+    with pytest.raises(BackendUnavailableError, match=r"steerable_ideal.*\btorch, cpu\b"):
+        vidmag.magnify(small_clip(), fs=30, pipeline="steerable_ideal", backend=backend,
+                       **VALID["steerable_ideal"])
+    with pytest.raises(BackendUnavailableError, match=r"\btorch, cpu\b"):
+        vidmag.open_stream((24, 28, 3), fs=30, pipeline="steerable_ideal", backend=backend,
+                           **VALID["steerable_ideal"])
 
 
 def test_steerable_runs_on_torch_and_cpu_only():
@@ -123,9 +127,12 @@ def test_auto_takes_torch_only_with_a_graphics_processor():
     name, _ = select_backend("auto", "riesz_iir")
     torch_gpu = registry.unavailable_reason("torch") is None and (
         registry.backend_module("torch").default_device() != "cpu")
-    # without a graphics processor the Riesz ones take opencl where it runs (faster than cpu: phase.md)
-    opencl = registry.unavailable_reason("opencl") is None
-    assert name == ("torch" if torch_gpu else "opencl" if opencl else "cpu")
+    # the GPU-only kernel backends first (cuda, metal); without a graphics processor the Riesz ones take
+    # opencl where it runs, then vulkan (phase.md)
+    runs = [b for b in ("cuda", "metal", "opencl", "vulkan") if registry.unavailable_reason(b) is None]
+    gpu = [b for b in runs if b in ("cuda", "metal")]
+    expected = gpu[0] if gpu else "torch" if torch_gpu else runs[0] if runs else "cpu"
+    assert name == expected
     # the same rule for steerable_ideal (torch_steerable.py), which has no opencl code
     assert select_backend("auto", "steerable_ideal")[0] == ("torch" if torch_gpu else "cpu")
 

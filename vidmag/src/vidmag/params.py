@@ -42,11 +42,14 @@ PIPELINE_PARAMETERS: dict[str, tuple[str, ...]] = {
 #: The phase-based pipelines (Riesz pyramid, complex steerable pyramid).
 PHASE_PIPELINES = ("riesz_ideal", "riesz_butterworth", "riesz_iir", "steerable_ideal")
 
-#: The backends that run each phase-based pipeline, in the order backend="auto" tries them.
+#: The backends that run each phase-based pipeline, in the order backend="auto" tries them. The Riesz ones
+#: follow the registry's order (the GPU-only backends first; torch only where it has a GPU, see
+#: vidmag.pipelines); opencl before vulkan: on a processor PoCL runs them several times faster than
+#: lavapipe (docs/vidmag/phase.md has the numbers).
 PHASE_BACKENDS: dict[str, tuple[str, ...]] = {
-    "riesz_ideal": ("torch", "opencl", "cpu"),
-    "riesz_butterworth": ("torch", "opencl", "cpu"),
-    "riesz_iir": ("torch", "opencl", "cpu"),
+    "riesz_ideal": ("cuda", "metal", "torch", "opencl", "vulkan", "cpu"),
+    "riesz_butterworth": ("cuda", "metal", "torch", "opencl", "vulkan", "cpu"),
+    "riesz_iir": ("cuda", "metal", "torch", "opencl", "vulkan", "cpu"),
     "steerable_ideal": ("torch", "cpu"),
 }
 

@@ -49,9 +49,10 @@ def create():
     from vidmag.backend.generic import bind
     from vidmag.backend.kernels.fused import KernelFused
     from vidmag.backend.kernels.operations import KernelOperations
+    from vidmag.backend.kernels.riesz import phase_backend
 
     operations = KernelOperations(CudaDevice())
-    return bind(operations, name="cuda", fused=KernelFused(operations, name="cuda"))
+    return phase_backend(bind(operations, name="cuda", fused=KernelFused(operations, name="cuda")))
 
 
 # --- routing of device arrays (see vidmag.backend.registry) -------------------------------------------------

@@ -39,7 +39,8 @@ def create():
     from vidmag.backend.generic import bind
     from vidmag.backend.kernels.fused import KernelFused
     from vidmag.backend.kernels.operations import KernelOperations
+    from vidmag.backend.kernels.riesz import phase_backend
     from vidmag.backend.metal.device import MetalDevice
 
     operations = KernelOperations(MetalDevice())
-    return bind(operations, name="metal", fused=KernelFused(operations, name="metal"))
+    return phase_backend(bind(operations, name="metal", fused=KernelFused(operations, name="metal")))

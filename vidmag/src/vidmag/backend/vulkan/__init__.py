@@ -43,8 +43,9 @@ def create():
     """The backend: the pipelines over the fused tier (:class:`VulkanFused`), :class:`VulkanOperations` as its
     primitives."""
     from vidmag.backend.generic import bind
+    from vidmag.backend.kernels.riesz import phase_backend
     from vidmag.backend.vulkan.fused import VulkanFused
     from vidmag.backend.vulkan.operations import VulkanOperations
 
     operations = VulkanOperations()
-    return bind(operations, name="vulkan", fused=VulkanFused(operations))
+    return phase_backend(bind(operations, name="vulkan", fused=VulkanFused(operations)))
