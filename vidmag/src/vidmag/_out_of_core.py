@@ -41,6 +41,12 @@ __all__ = ["ROUTES", "gaussian_tiled", "laplacian_on_device", "laplacian_on_disk
 #: there to save memory; each value's series is filtered alone, so the block's width does not change a bit.
 _BLOCK_VALUES = 2**19
 
+#: Bytes of input frames one batch of the device route holds (at most the backend's own batch). Half the
+#: opencl backend's 16 MiB: measured with PoCL on 60 frames of baby.mp4 (laplacian_ideal, guitar_e preset),
+#: the route peaked at 533 MB with 10-frame batches (16 MiB), 390 MB with 5 (8 MiB) and 325 MB with 2, the
+#: first two in the same time, the last 20% slower (the device keeps a batch's float pyramid in buffers).
+_DEVICE_BATCH_BYTES = 8 * 2**20
+
 Source = Callable[[], Iterator[np.ndarray]]
 
 
@@ -234,7 +240,9 @@ def _device_laplacian(plan: Plan, source: Source, workdir: str, stages: Any,
     kept, put, get = kept_levels(plan), *_transfers(stages)
     saturation = tiles.Saturation()
     frames = _Semantic(plan, source, saturation)
-    size = stages.batch_frames(plan)
+    # a batch of at most _DEVICE_BATCH_BYTES of input frames: each frame's stages are its own, so the
+    # batch's size changes no value, only what the device's buffers of one batch hold
+    size = max(1, min(stages.batch_frames(plan), _DEVICE_BATCH_BYTES // (plan.height * plan.width * 3)))
     p = plan.params
     paths = {level: os.path.join(workdir, f"band{level}.f32") for level in kept}
     shapes = {level: (*plan.level_sizes[level], 3) for level in kept}
