@@ -4,11 +4,14 @@ An ideal band-pass needs each value's whole time series, so the in-memory run ho
 pixels) floats. When that would not fit the budget, one of these routes keeps it on disk instead, in a private
 directory that the caller removes (on success, on error and on KeyboardInterrupt alike):
 
-* laplacian_ideal (cpu backend): the amplified Laplacian bands of every frame go to one time-major float64
-  file per level; each level's time series are band-passed in blocks of values read from and written back to
-  that file; the output frames are collapsed from it batch by batch. The pyramid's reach covers the frame's
-  short side (see :func:`vidmag.tiles.geometry`), so spatial tiles would not help it; per-value blocks need no
-  halo at all, since the band-pass treats every value alone.
+* laplacian_ideal (every backend): the amplified Laplacian bands of every frame go to one time-major file
+  per level (float64 on the cpu backend, float32 on the others, as their stacks); each level's time series
+  are band-passed in blocks of values read from and written back to that file; the output frames are
+  collapsed from it batch by batch. The pyramid's reach covers the frame's short side (see
+  :func:`vidmag.tiles.geometry`), so spatial tiles would not help it; per-value blocks need no halo at all,
+  since the band-pass treats every value alone. On a float32 backend (:func:`laplacian_on_device`) every
+  step is that backend's own stage: bands, band-pass and gain (on blocks uploaded as frames of 1 x n
+  pixels), collapse and render.
 * gaussian_ideal: the clip is decoded once into a time-major uint8 file, run tile by tile
   (:mod:`vidmag.tiles`), and the tiles' cores are written into an output file the encoder reads frame by
   frame.
@@ -16,9 +19,13 @@ directory that the caller removes (on success, on error and on KeyboardInterrupt
   files, are band-passed in blocks like laplacian_ideal's, and each frame is rendered from its re-read
   pixels and its row of the filtered phase (why not tiles: the comment above :func:`riesz_on_disk`).
 
-All of them run the cpu backend's own stages and operations (the phase routes: the references' functions)
-in the order of its in-memory pipeline, so the output is the in-memory run's byte for byte (tested in
-test_memory_budget.py and test_phase_bounded_memory.py).
+The cpu routes run the cpu backend's own stages and operations (the phase routes: the references'
+functions) in the order of its in-memory pipeline, so the output is the in-memory run's byte for byte
+(tested in test_memory_budget.py and test_phase_bounded_memory.py). The device route runs the backend's
+stages on the same values; its band-pass is the backend's own projection along time, which sums each
+value's series alone (per value on opencl, vulkan, cuda, metal; a matrix product on torch), so the output is
+promised within 1 grey level of the backend's in-memory run (test_memory_budget_backends.py) and was equal
+byte for byte in every case tried (opencl, torch, vulkan, and baby.mp4 on opencl).
 """
 
 from __future__ import annotations

@@ -51,8 +51,8 @@ class MagnifyResult:
         Whether an audio track was carried over.
     route : str
         How the whole-clip stack was held: ``"in memory"``, ``"bands on disk"`` (laplacian_ideal over the
-        memory budget), ``"tiles of H x W"`` (gaussian_ideal over it) or ``"phase on disk"`` (riesz_ideal and
-        steerable_ideal over it).
+        memory budget, on any backend), ``"tiles of H x W"`` (gaussian_ideal over it) or ``"phase on disk"``
+        (riesz_ideal and steerable_ideal over it, cpu backend).
 
     Examples
     --------
@@ -270,13 +270,15 @@ def magnify_file(
         (see :func:`vidmag.tiles.parse_size`). None: :func:`vidmag.tiles.default_memory_budget` (half the
         available memory with psutil, else half the physical memory). When the estimate
         (:func:`vidmag.tiles.working_set`: frames x filtered pixels x 3 x bytes per value) exceeds it,
-        laplacian_ideal (cpu backend) keeps its band stacks in time-major files, riesz_ideal and
+        laplacian_ideal (any backend) keeps its band stacks in time-major files, riesz_ideal and
         steerable_ideal (cpu backend) their phase series, and gaussian_ideal runs in spatial tiles from a
         decoded copy of the clip, all in a hidden temporary directory next to `dst` that is removed on
-        success, error and KeyboardInterrupt. The output is the same byte for byte. The other pipelines do
-        not grow with the clip (the streaming ones) or have no bounded route yet (the ideal ones on a
-        float32 backend: they run in memory). A budget too small for even the phase route's one frame of
-        work is a ValueError naming memory.
+        success, error and KeyboardInterrupt. The output is the in-memory run's byte for byte on the cpu
+        backend, within 1 grey level on the others. The streaming pipelines do not grow with the clip.
+        riesz_ideal and steerable_ideal over the budget on a backend other than cpu (named, or the one
+        "auto" chose) raise a ValueError naming memory and the backend: the backend is never switched
+        silently. A budget too small for even the phase route's one frame of work is a ValueError naming
+        memory.
     **params
         The pipeline's parameters: ``alpha``, ``level``, ``lambda_c``, ``fl``, ``fh``, ``r1``, ``r2``,
         ``chrom_attenuation`` (see :func:`vidmag.magnify`).
@@ -293,8 +295,9 @@ def magnify_file(
     vidmag.io.VideoFormatError
         `src` is not a decodable video, has no frames or is a still image (a ValueError).
     TypeError, ValueError
-        A missing, unknown, mistyped or out-of-range parameter; `dst` is `src`; `src` is a pipe. The
-        message names the parameter.
+        A missing, unknown, mistyped or out-of-range parameter; `dst` is `src`; `src` is a pipe; a phase
+        ideal pipeline over the `memory` budget on a backend without its bounded route. The message names
+        the parameter.
 
     Warns
     -----

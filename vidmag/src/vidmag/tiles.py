@@ -555,7 +555,9 @@ def working_set(plan: Plan, n_frames: int, region: tuple[int, int] | None = None
     """Estimated bytes a whole-clip pipeline holds for `n_frames` frames of a region (default: the frame).
 
     frames x (pixels of the filtered levels: the Gaussian down stack, or each amplified Laplacian band) x 3
-    channels x bytes per value (8 on the cpu backend, 4 on the float32 ones), plus :data:`OVERHEAD_BYTES`.
+    channels x bytes per value (8 on the cpu backend, 4 on the float32 ones), plus :data:`OVERHEAD_BYTES`;
+    laplacian_ideal on a float32 backend counts its largest band twice (its band-passed copy is made while
+    it is alive).
     The phase-based ideal pipelines hold more: riesz_ideal the accumulated phase of each level and its
     band-passed copy (6 floats per coefficient of the 4/3-size pyramid: 64 bytes a pixel on the cpu
     backend), steerable_ideal the whole clip's YIQ, spectra, bands and output (14 float64 a pixel: 112
@@ -570,7 +572,12 @@ def working_set(plan: Plan, n_frames: int, region: tuple[int, int] | None = None
         per_frame = hh * ww * values
     elif plan.pipeline == "laplacian_ideal":
         sizes = level_sizes(h, w, plan.levels)
-        per_frame = sum(sizes[k][0] * sizes[k][1] for k in _kept_levels(plan)) * values
+        pixels = [sizes[k][0] * sizes[k][1] for k in _kept_levels(plan)]
+        per_frame = sum(pixels) * values
+        if _value_bytes(backend) == 4 and pixels:
+            # a float32 backend's band-pass writes each level's filtered stack while its input is alive: the
+            # largest level twice (measured on baby.mp4 with opencl: 1,416 MB, against 838 MB without it)
+            per_frame += max(pixels) * values
     elif plan.pipeline == "riesz_ideal":
         per_frame = int(h * w * 4 / 3) * 6 * _value_bytes(backend)
     elif plan.pipeline == "steerable_ideal":
