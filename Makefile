@@ -8,7 +8,7 @@ DEMO_STAMP := $(VENV)/.demo-installed
 TEST_STAMP := $(VENV)/.test-installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint bench docs clean
+.PHONY: demo test lint bench docs gallery clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,9 +37,16 @@ bench: $(TEST_STAMP)
 	$(PY) bench/vidmag_reference.py
 	$(PY) bench/specux_cpu.py
 
-# mkdocs, its theme and mkdocstrings come with the dev requirements; the site is written to site/.
+# mkdocs, its theme and mkdocstrings come with the dev requirements; the site is written to site/. When
+# site-assets/gallery exists (`make gallery`), the build puts it under site/gallery/ and the gallery page shows
+# its animated previews (docs/_hooks/gallery_assets.py); without it the site builds the same, without them.
 docs: $(TEST_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# Every sample clip (../shared/data/clips) with every preset, into site-assets/gallery (git-ignored): 10 to
+# 40 minutes on 2 busy cores. Then `make docs` publishes it.
+gallery: $(TEST_STAMP)
+	$(PY) scripts/dev/gallery.py --out site-assets/gallery
 
 clean:
 	rm -rf $(VENV) demo-output site
