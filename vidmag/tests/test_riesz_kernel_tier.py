@@ -100,6 +100,22 @@ def test_vulkan_retune_mid_stream(require_backend, make_clip):
     _within_one(got, np.stack([reference.push(frame) for frame in clip[6:]]))
 
 
+def test_the_live_magnifier_runs_on_vulkan(require_backend, make_clip):
+    from vidmag.live import Magnifier
+
+    require_backend("vulkan")
+    clip = make_clip(T=7, H=24, W=36, seed=4)
+    params = PARAMS["riesz_iir"]
+    with Magnifier("riesz_iir", fs=30.0, backend="vulkan", **params) as magnifier:
+        assert magnifier.backend == "vulkan"
+        got = np.stack([magnifier.push(frame) for frame in clip[:4]])
+        magnifier.set_params(alpha=5.0)
+        later = np.stack([magnifier.push(frame) for frame in clip[4:]])
+    _within_one(got, vidmag.magnify(clip[:4], fs=30, pipeline="riesz_iir", backend="cpu", **params))
+    changed = vidmag.magnify(clip, fs=30, pipeline="riesz_iir", backend="vulkan", **{**params, "alpha": 5.0})
+    assert np.array_equal(later, changed[4:])
+
+
 def test_every_kernel_tier_backend_is_listed_for_the_riesz_pipelines():
     for pipeline in ("riesz_ideal", "riesz_butterworth", "riesz_iir"):
         runs = PHASE_BACKENDS[pipeline]

@@ -43,7 +43,8 @@ def pinned_by() -> str | None:
 
 
 def create():
-    """The backend: the pipelines over the shared fused tier, the shared primitives, on a
+    """The backend: the pipelines over the shared fused tier, the shared primitives and the Riesz pipelines of
+    :mod:`vidmag.backend.kernels.riesz` (a :class:`~vidmag.backend.phase.PhaseBackend`), on a
     :class:`~vidmag.backend.cuda.device.CudaDevice`."""
     from vidmag.backend.cuda.device import CudaDevice
     from vidmag.backend.generic import bind

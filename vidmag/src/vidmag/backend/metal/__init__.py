@@ -34,7 +34,8 @@ def pinned_by() -> str | None:
 
 
 def create():
-    """The backend: the pipelines over the shared fused tier, the shared primitives, on a
+    """The backend: the pipelines over the shared fused tier, the shared primitives and the Riesz pipelines of
+    :mod:`vidmag.backend.kernels.riesz` (a :class:`~vidmag.backend.phase.PhaseBackend`), on a
     :class:`~vidmag.backend.metal.device.MetalDevice`."""
     from vidmag.backend.generic import bind
     from vidmag.backend.kernels.fused import KernelFused

@@ -41,7 +41,8 @@ def pinned_by() -> str | None:
 
 def create():
     """The backend: the pipelines over the fused tier (:class:`VulkanFused`), :class:`VulkanOperations` as its
-    primitives."""
+    primitives, and the Riesz pipelines of :mod:`vidmag.backend.kernels.riesz` (a
+    :class:`~vidmag.backend.phase.PhaseBackend`)."""
     from vidmag.backend.generic import bind
     from vidmag.backend.kernels.riesz import phase_backend
     from vidmag.backend.vulkan.fused import VulkanFused
