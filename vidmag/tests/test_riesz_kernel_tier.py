@@ -69,6 +69,17 @@ def test_vulkan_riesz_ideal_and_the_mit_matrix(require_backend, make_clip):
                                    **params), want)
 
 
+@pytest.mark.parametrize("shape", [(10, 80), (80, 10), (31, 17)])
+def test_vulkan_narrow_and_odd_frames(require_backend, shape):
+    # the smallest frames the pipelines take, one side long (mirror borders on levels of 5 samples), and
+    # frames whose bytes are not whole 32-bit words
+    require_backend("vulkan")
+    clip = np.random.default_rng(6).integers(30, 220, (5, *shape, 3), dtype=np.uint8)
+    params = dict(alpha=10.0, fl=1.0, fh=5.0, sigma=3.0)
+    want = vidmag.magnify(clip, fs=30, pipeline="riesz_butterworth", backend="cpu", **params)
+    _within_one(vidmag.magnify(clip, fs=30, pipeline="riesz_butterworth", backend="vulkan", **params), want)
+
+
 def test_vulkan_retune_mid_stream(require_backend, make_clip):
     from vidmag._reference.riesz import RieszStream
 
