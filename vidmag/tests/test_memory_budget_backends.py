@@ -142,3 +142,28 @@ def test_phase_pipeline_under_auto_follows_the_same_rule(tmp_path, clip_file):
         magnify_file(clip_file, str(tmp_path / "x.mp4"), pipeline="riesz_ideal", backend="auto",
                      audio=False, memory=TINY, **params)
     assert not (tmp_path / "x.mp4").exists()
+
+
+@pytest.mark.skipif(registry.unavailable_reason("opencl") is not None, reason="opencl unavailable")
+def test_cli_memory_on_a_device_backend(tmp_path, clip_file, capsys):
+    """`vidmag magnify --memory` takes laplacian_ideal's route on opencl, and refuses riesz_ideal there with
+    the memory error (exit status 2), writing nothing."""
+    from vidmag.cli import main
+
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    common = ["--backend", "opencl", "--no-audio", "--memory", str(TINY), "--fl", "0.5", "--fh", "3",
+              "--alpha", "10"]
+    laplacian = ["magnify", clip_file, "-o", str(out_dir / "lap.mp4"), "--pipeline", "laplacian_ideal",
+                 "--lambda-c", "8", "--chrom-attenuation", "0.5", *common]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vidmag.SaturationWarning)
+        assert main(laplacian) == 0
+    assert os.listdir(out_dir) == ["lap.mp4"]
+    capsys.readouterr()
+    riesz = ["magnify", clip_file, "-o", str(out_dir / "riesz.mp4"), "--pipeline", "riesz_ideal", "--sigma",
+             "2", *common]
+    assert main(riesz) == 2
+    err = capsys.readouterr().err
+    assert "memory" in err and "'opencl'" in err and "'cpu'" in err
+    assert os.listdir(out_dir) == ["lap.mp4"]
