@@ -36,13 +36,20 @@ PIPELINES = tuple(PIPELINE_PARAMETERS)
 
 
 def _auto_runs(name: str) -> bool:
-    """Whether "auto" takes backend ``name`` for a phase-based pipeline: it can run here, and for torch, it
-    has a graphics processor (on the processor, torch runs the Riesz steps several times slower than the
-    NumPy reference: many small tensor operations per pyramid level)."""
+    """Whether "auto" takes backend ``name`` for a phase-based pipeline: it can run here, and for torch and
+    vulkan, on a graphics processor (on the processor, torch runs the Riesz steps several times slower than
+    the NumPy reference, many small tensor operations per pyramid level, and lavapipe's Vulkan 5-7 times)."""
     if registry.unavailable_reason(name) is not None:
         return False
     if name == "torch":
         return registry.backend_module("torch").default_device() != "cpu"
+    if name == "vulkan" and registry.pinned_by("vulkan") is None:
+        # on a processor's Vulkan driver (lavapipe) the Riesz kernels ran 5-7 times slower than the NumPy
+        # reference (docs/vidmag/phase.md); a pinned device is the user's choice and is kept
+        from kernelkit import vulkan as kk_vulkan
+
+        report, _ = kk_vulkan.choose()
+        return report is not None and report.kind != "cpu"
     return True
 
 
