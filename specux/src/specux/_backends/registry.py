@@ -23,7 +23,8 @@ DEVICE_BACKEND = {"cuda": "cuda", "mps": "metal", "cpu": "cpu"}
 NOT_BUILT = "not built yet"
 
 #: public functions whose cpu version is computed in the front itself (no cpu backend method); listed in the
-#: cpu row of :func:`backends`. chroma_stft and chroma_cqt also have generated versions on the device backends.
+#: cpu row of :func:`backends`. chroma_stft and chroma_cqt also have generated versions on the device
+#: backends.
 HOST_ONLY = frozenset(
     {"chroma_stft", "chroma_cqt", "estimate_tuning", "pitch_tuning", "piptrack", "icqt", "griffinlim_cqt"}
 )
