@@ -43,8 +43,12 @@ PARAMS = {
     "laplacian_ideal": dict(alpha=10.0, lambda_c=8.0, fl=1.5, fh=2.5, chrom_attenuation=0.5),
     "laplacian_butterworth": dict(alpha=10.0, lambda_c=8.0, fl=1.0, fh=3.0, chrom_attenuation=0.5),
     "laplacian_iir": dict(alpha=10.0, lambda_c=8.0, r1=0.4, r2=0.05, chrom_attenuation=0.5),
+    # the Riesz pipelines on the shared kernel tier (backend/kernels/riesz_templates.py)
+    "riesz_ideal": dict(alpha=10.0, fl=1.0, fh=3.0, sigma=2.0),
+    "riesz_butterworth": dict(alpha=10.0, fl=1.0, fh=3.0, sigma=2.0),
+    "riesz_iir": dict(alpha=10.0, r1=0.4, r2=0.05, sigma=2.0),
 }
-STREAMING = ("laplacian_butterworth", "laplacian_iir")
+STREAMING = ("laplacian_butterworth", "laplacian_iir", "riesz_butterworth", "riesz_iir")
 #: (clip file, preset, frame count and size of the clip, for a synthetic stand-in)
 CLIPS = (("face.mp4", "face", (301, 592, 528)), ("baby.mp4", "baby", (300, 544, 960)))
 
@@ -85,7 +89,11 @@ def conformance(name: str, clips: dict[str, np.ndarray]) -> tuple[list[dict], bo
                 diff = np.abs(got.astype(np.int16) - ref.astype(np.int16))
                 row = dict(clip=clip_name, pipeline=pipeline, compat=compat, max_diff=int(diff.max()),
                            differing=float((diff > 0).mean()), shape_ok=got.shape == ref.shape)
-                row["ok"] = row["shape_ok"] and row["max_diff"] <= 1 and row["differing"] < 0.01
+                # the Riesz pipelines' float32 phase (atan2 near the branch cut, division by small
+                # amplitudes) puts a few bytes 2 off on PoCL and torch alike (face.mp4 crop: 0.1-0.4 %);
+                # the linear pipelines keep the rule of 1
+                limit = 2 if pipeline.startswith("riesz") else 1
+                row["ok"] = row["shape_ok"] and row["max_diff"] <= limit and row["differing"] < 0.01
                 if pipeline in STREAMING:
                     with pipelines.open_stream(crop.shape[1:], fs=30.0, pipeline=pipeline, backend=name,
                                                compat=compat, **params) as stream:
