@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated (default: all eight)")
     parser.add_argument("--backend", default="auto", help="backend of the cases (default auto)")
     parser.add_argument("--budget-backend", default="cpu",
-                        help="backend of the budget runs (default cpu: laplacian_ideal's route runs there)")
+                        help="backend of the budget runs (default cpu, where every bounded route runs)")
     parser.add_argument("--frames", type=int, help="trim baby.mp4 to this many frames")
     parser.add_argument("--minutes", type=float, default=10.0, help="length of the synthesised clip")
     parser.add_argument("--size", default="1920x1080", help="WxH of the synthesised clip")

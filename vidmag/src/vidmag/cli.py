@@ -98,8 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--memory", metavar="SIZE", default=argparse.SUPPRESS,
                      help="memory budget of the whole-clip pipelines, e.g. 2GB, 500MB, 1.5GiB (default: half "
                      "the available memory with psutil, else half the physical memory); over it, "
-                     "laplacian_ideal keeps its bands on disk, riesz_ideal and steerable_ideal their phase "
-                     "(cpu backend), and gaussian_ideal runs in tiles, with the same output")
+                     "laplacian_ideal keeps its bands on disk (every backend), riesz_ideal and "
+                     "steerable_ideal their phase (cpu backend only: elsewhere over the budget is an error), "
+                     "and gaussian_ideal runs in tiles")
     how.add_argument("-q", "--quiet", action="store_true",
                      help="no progress bar and no summary line")
 
