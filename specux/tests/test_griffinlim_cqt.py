@@ -113,11 +113,13 @@ def test_bad_arguments_name_the_parameter(kw, error, match):
         specux.griffinlim_cqt(S, **{**KW, **kw})
 
 
-def test_complex_input_and_device_backend_refused():
+def test_complex_input_refused_and_soxr_qq_refused_on_a_device():
+    """A device backend now serves griffinlim_cqt (test_icqt_device_kernels.py); "soxr_qq" has no device
+    filter and is refused there, naming res_type."""
     with pytest.raises(TypeError, match="real magnitudes"):
         specux.griffinlim_cqt(np.ones((24, 8), np.complex64), **KW)
-    with pytest.raises((UnsupportedOperationError, specux.BackendUnavailableError)):
-        specux.griffinlim_cqt(np.ones((24, 8)), **KW, backend="opencl")
+    with pytest.raises((ValueError, specux.BackendUnavailableError), match=r"res_type|opencl"):
+        specux.griffinlim_cqt(np.ones((24, 8), np.float32), **KW, res_type="soxr_qq", backend="opencl")
 
 
 def test_torch_tensor_in_torch_tensor_out_and_grad_refused():

@@ -37,6 +37,8 @@ EXEC_MODULES = {
     "cqt": "cq_exec",
     "vqt": "cq_exec",
     "chroma_cqt": "cq_exec",
+    "icqt": "icq_exec",
+    "griffinlim_cqt": "icq_exec",
 }
 
 # one host call at a time per runtime: kernelkit's runtimes keep per-runtime scratch (tables, staging)

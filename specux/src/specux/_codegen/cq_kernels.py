@@ -28,6 +28,19 @@ octave's spectra with its sparse frequency-domain basis:
     (filter, weight index, flipped) entries per bin; an entry from a bin above Nyquist of the two-sided
     basis adds ``w * conj(g)``. A gather per bin, filters in increasing order.
 
+``icq_synth``
+    The inverse's frames and overlap-add in one gather (:mod:`specux._runtime.icq_exec`): ``dst[b, n] =
+    sum_t sum_c (Re C[b, row0 + c, t] G[2 c, s] + Im C[b, row0 + c, t] G[2 c + 1, s]) / count`` with ``s = n
+    + pad - t hop`` over the ``count`` frames ``t < T`` whose ``n_fft`` samples hold ``n + pad`` (1 where none
+    does): librosa's inverse STFT with a window of ones of the octave's responses, given its real synthesis
+    weights ``G`` (2 k, n_fft). One thread per output sample, frames then filters in increasing order: no
+    atomics, deterministic.
+``interpolate``
+    An integer-factor upsampler in its linear form (:class:`specux._upsample.UpsampleForm` without a start-up
+    correction): ``dst[b, j] = base[b, j] + sum_m taps[j - factor m - k0] src[b, m]`` over the inputs ``m <
+    n_in`` whose taps reach ``j``, for ``j < n_valid`` (``base`` alone from there to ``n_dst``, which
+    zero-pads or cuts the output as ``length`` asks); ``accumulate`` adds ``base`` (the octaves summed so
+    far). A gather, increasing ``m``.
 ``threshold``
     chroma_cqt's ``chroma[chroma < threshold] = 0`` in place (NaN kept: ``NaN < threshold`` is false).
 
@@ -82,6 +95,21 @@ class ThresholdSpec:
     """Values below a threshold set to zero, in place, in the compute precision ``prec``."""
 
     prec: str
+
+
+@dataclass(frozen=True)
+class IcqSynthSpec:
+    """The inverse STFT of one octave's responses through its synthesis weights, in precision ``prec``."""
+
+    prec: str
+
+
+@dataclass(frozen=True)
+class InterpolateSpec:
+    """An integer-factor interpolating FIR, in the compute precision ``prec``."""
+
+    prec: str
+    accumulate: bool = False
 
 
 def _ptr(name: str, kind: str, const: bool = True) -> Param:
@@ -295,6 +323,93 @@ def threshold(spec: ThresholdSpec, d: Dialect) -> KernelSource:
     return KernelSource(name, e.text(), params, BLOCK)
 
 
+def icq_synth(spec: IcqSynthSpec, d: Dialect) -> KernelSource:
+    """The inverse's frames and overlap-add (see the module docstring)."""
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_icq_synth"
+    params = (
+        _ptr("C", prec),
+        _ptr("G", prec),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+        Param("n_out", "int"),
+        Param("n_k", "int"),
+        Param("n_bins", "int"),
+        Param("row0", "int"),
+        Param("t_src", "int"),
+        Param("n_t", "int"),
+        Param("hop", "int"),
+        Param("n_fft", "int"),
+        Param("pad", "int"),
+    )
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line("const int n = i % n_out;")
+            e.line("const int b = i / n_out;")
+            e.line("const int a = n + pad;")  # the sample's index in the overlap-added signal
+            e.line("int t1 = a / hop;")
+            e.line("if (t1 > n_t - 1) t1 = n_t - 1;")
+            e.line("const int lo = a - n_fft + 1;")
+            e.line("const int t0 = lo > 0 ? (lo + hop - 1) / hop : 0;")
+            e.line(f"{R} acc = {d.literal(0.0, prec)};")
+            with e.block("for (int t = t0; t <= t1; ++t)"):
+                e.line("const int s = a - t * hop;")
+                with e.block("for (int c = 0; c < n_k; ++c)"):
+                    e.line("const int at = 2 * ((b * n_bins + row0 + c) * t_src + t);")
+                    e.line("acc += C[at] * G[2 * c * n_fft + s] + C[at + 1] * G[(2 * c + 1) * n_fft + s];")
+            # librosa divides by the frames that cover the sample (window of ones), by 1 where none does
+            e.line("const int count = t1 - t0 + 1;")
+            e.line(f"dst[i] = count > 1 ? acc / ({R})count : acc;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
+def interpolate(spec: InterpolateSpec, d: Dialect) -> KernelSource:
+    """The integer-factor upsampler (see the module docstring)."""
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_cq_interpolate" + ("_acc" if spec.accumulate else "")
+    params = (
+        _ptr("src", prec),
+        _ptr("taps", prec),
+        _ptr("base", prec),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+        Param("n_in", "int"),
+        Param("n_dst", "int"),
+        Param("n_valid", "int"),
+        Param("factor", "int"),
+        Param("k0", "int"),
+        Param("n_taps", "int"),
+    )
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line("const int j = i % n_dst;")
+            e.line("const int b = i / n_dst;")
+            e.line(f"{R} acc = {d.literal(0.0, prec)};")
+            with e.block("if (j < n_valid)"):
+                # taps index j - factor m - k0 in [0, n_taps): m from ceil((hi - n_taps + 1) / factor) to
+                # floor(hi / factor), hi = j - k0 (floor and ceil of possibly negative numerators)
+                e.line("const int hi = j - k0;")
+                e.line("int m1 = hi >= 0 ? hi / factor : -((factor - 1 - hi) / factor);")
+                e.line("const int lo = hi - n_taps + 1;")
+                e.line("int m0 = lo >= 0 ? (lo + factor - 1) / factor : -((-lo) / factor);")
+                e.line("if (m0 < 0) m0 = 0;")
+                e.line("if (m1 > n_in - 1) m1 = n_in - 1;")
+                with e.block("for (int m = m0; m <= m1; ++m)"):
+                    e.line("acc += taps[hi - factor * m] * src[b * n_in + m];")
+            if spec.accumulate:
+                e.line("acc = base[i] + acc;")
+            e.line("dst[i] = acc;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
 def render(spec: object, d: Dialect) -> KernelSource:
     """Source of the kernel described by any of the spec classes above."""
     if isinstance(spec, DecimateSpec):
@@ -307,6 +422,10 @@ def render(spec: object, d: Dialect) -> KernelSource:
         return cq_product_adjoint(spec, d)
     if isinstance(spec, ThresholdSpec):
         return threshold(spec, d)
+    if isinstance(spec, IcqSynthSpec):
+        return icq_synth(spec, d)
+    if isinstance(spec, InterpolateSpec):
+        return interpolate(spec, d)
     raise TypeError(f"no kernel template for {type(spec).__name__}")
 
 
@@ -319,4 +438,5 @@ def cover(storages: tuple[str, ...]) -> list[object]:
         specs += [CqProductSpec(prec), CqProductSpec(prec, two_sided=True)]
         specs += [DecimateAdjointSpec(prec), DecimateAdjointSpec(prec, accumulate=True)]
         specs += [CqProductAdjointSpec(prec), ThresholdSpec(prec)]
+        specs += [IcqSynthSpec(prec), InterpolateSpec(prec), InterpolateSpec(prec, accumulate=True)]
     return list(dict.fromkeys(specs))

@@ -21,7 +21,7 @@ import numpy as np
 
 from specux import _arrays, _validate
 from specux._backend_doc import backends_doc
-from specux._dispatch import finish, prepare
+from specux._dispatch import cast_host, finish, prepare
 from specux._filters import constant_q as cqf
 from specux._resample import RES_TYPES, check_res_type
 from specux._threads import single_threaded_blas
@@ -274,8 +274,11 @@ def _adjoint_rows(g: np.ndarray, n_frames: int, p: IcqtParams) -> np.ndarray:
     return out.reshape(*lead, p.n_bins, n_frames)
 
 
-def validate_icqt(C: Any, public: str, **kw: Any) -> tuple[np.ndarray, IcqtParams]:
-    """Check every argument of :func:`icqt` (see there); return C as numpy and an :class:`IcqtParams`."""
+def validate_icqt(C: Any, public: str, device: bool = False, **kw: Any) -> tuple[np.ndarray, IcqtParams]:
+    """Check every argument of :func:`icqt` (see there); return C as numpy and an :class:`IcqtParams`.
+
+    ``device``: for a device backend, where the soxr qualities need no ``soxr`` package (the device designs
+    its own filter, see :mod:`specux._runtime.icq_exec`) and ``"soxr_qq"`` is refused."""
     x = _arrays.to_numpy(C) if _arrays.is_host(C) else C
     name = _arrays.real_dtype_name(x)
     if name not in ("complex64", "complex128", "float32", "float64"):
@@ -304,7 +307,12 @@ def validate_icqt(C: Any, public: str, **kw: Any) -> tuple[np.ndarray, IcqtParam
     if not isinstance(res_type, str) or res_type not in RES_TYPES:
         allowed = ", ".join(repr(r) for r in RES_TYPES)
         raise ValueError(f"{public}: res_type must be one of {allowed}; got {res_type!r}")
-    check_res_type(res_type)
+    if device:
+        from specux._runtime.cq_exec import check_device_res_type
+
+        check_device_res_type(res_type, public)
+    else:
+        check_res_type(res_type)
     fmin = cqf.c1_hz() if kw["fmin"] is None else _validate.real(kw["fmin"], "fmin", public)
     if not fmin > 0:
         raise ValueError(f"{public}: fmin must be a positive frequency in Hz; got {kw['fmin']!r}")
@@ -434,11 +442,28 @@ def icqt(
     >>> bool(np.linalg.norm(y_hat[mid] - y[mid]) < 0.01 * np.linalg.norm(y[mid]))
     True
     """
-    _, x = prepare(C, backend, "icqt", "icqt")
-    x, params = validate_icqt(x, "icqt", **_named(locals()))
-    if not np.iscomplexobj(x):
-        x = x.astype(np.result_type(x.dtype, np.complex64))
-    return finish(icqt_cpu(x, params), C)
+    chosen, x = prepare(C, backend, "icqt", "icqt")
+    if chosen.name == "cpu":
+        x, params = validate_icqt(x, "icqt", **_named(locals()))
+        if not np.iscomplexobj(x):
+            x = x.astype(np.result_type(x.dtype, np.complex64))
+        return finish(icqt_cpu(x, params), C)
+    # a device backend (specux._runtime.icq_exec): the responses cast to the complex type of the output's
+    # precision, as the CPU computes in it
+    x, params = validate_icqt(x, "icqt", device=True, **_named(locals()))
+    _device_precision(chosen, params.dtype, "icqt")
+    return finish(chosen.icqt(cast_host(x, _COMPLEX_OF[params.dtype]), params), C)
+
+
+_COMPLEX_OF = {"float32": "complex64", "float64": "complex128"}
+
+
+def _device_precision(chosen: Any, real: str, public: str) -> None:
+    if real not in chosen.dtypes:
+        raise TypeError(
+            f"{public}: backend {chosen.name!r} computes in {', '.join(sorted(chosen.dtypes))}; a {real} "
+            f"result needs {real} (this device lacks it): pass complex64 / float32 input or backend='cpu'"
+        )
 
 
 def _named(scope: dict[str, Any]) -> dict[str, Any]:
@@ -533,7 +558,8 @@ def griffinlim_cqt(
     from specux.ops.cqt import validate_vqt, vqt_cpu
 
     public = "griffinlim_cqt"
-    _, S = prepare(C, backend, public, public)
+    chosen, S = prepare(C, backend, public, public)
+    device = chosen.name != "cpu"
     S = np.asarray(S)
     if S.dtype not in (np.float32, np.float64):
         raise TypeError(f"{public}: C must be real magnitudes (float32 or float64); got dtype {S.dtype}")
@@ -546,16 +572,24 @@ def griffinlim_cqt(
         sr=sr, hop_length=hop_length, fmin=fmin, bins_per_octave=bins_per_octave, tuning=tuning,
         filter_scale=filter_scale, norm=norm, sparsity=sparsity, window=window, scale=scale,
     )
-    _, ip = validate_icqt(S, public, **common, length=length, res_type=res_type, dtype=dtype)
+    _, ip = validate_icqt(S, public, device, **common, length=length, res_type=res_type, dtype=dtype)
     n_frames = S.shape[-1]
     # the forward takes the signal in the precision icqt returns
     probe = np.zeros(1, dtype=ip.dtype)
     _, vp = validate_vqt(
-        probe, public, **common, n_bins=S.shape[-2], intervals="equal", gamma=0, pad_mode=pad_mode,
+        probe, public, device, **common, n_bins=S.shape[-2], intervals="equal", gamma=0, pad_mode=pad_mode,
         res_type=res_type, dtype=None,
     )
     # librosa keeps the phases in complex64 whatever the precision (and so does this loop)
     angles = _phase_retrieval.initial_angles(tuple(S.shape), np.complex64, init, rng, public)
+    if device:
+        # the loop over the device's icqt and vqt (specux._runtime.icq_exec.griffinlim_cqt): the signal
+        # stays on the device, the responses come to the host once per iteration for the projection
+        from specux._runtime.icq_exec import GriffinLimCqtParams
+
+        _device_precision(chosen, ip.dtype, public)
+        gp = GriffinLimCqtParams(ip, vp, angles, n_iter, momentum)
+        return finish(getattr(chosen, public)(S, gp), C)
     eps = float(np.finfo(np.float32).tiny)
 
     def invert(X: np.ndarray) -> np.ndarray:

@@ -1,0 +1,194 @@
+"""icqt and griffinlim_cqt as generated kernels on any device runtime (the contract of
+:mod:`specux._backends.generated`).
+
+The plan is the CPU's (:func:`specux.ops.inverse_cq.icqt_plan`: the octaves' rates, hops and upsampling
+factors, the frames ``length`` reads); per octave, on the device and in one batch:
+
+1. the octave's frames through its memoised real synthesis weights (:func:`specux.ops.inverse_cq.
+   synthesis_weights`, the CPU's own table) and their overlap-add divided by the frame count, in one gather
+   (:func:`specux._codegen.cq_kernels.icq_synth`);
+2. the upsampling back to the full rate, added to the octaves below (:func:`specux._codegen.cq_kernels.
+   interpolate`), which also zero-pads or cuts to ``length``.
+
+Upsamplers. ``"polyphase"`` is scipy's ``resample_poly(x, factor, 1)`` in its measured linear form
+(:func:`specux._upsample.upsample_form`: scipy designs one filter for ``max(up, down)``, so this is
+``factor`` times the transpose of the decimation by ``factor`` with the same filter), so it matches the
+CPU to float rounding. libsoxr runs only on a CPU: the soxr qualities use the FIR the device's cqt
+decimates with (:func:`specux._runtime.cq_exec.soxr_like_filter`, libsoxr's specification of the quality)
+as an interpolator (times ``factor``, centred: libsoxr's zero delay and ``factor * n`` outputs); the
+distance from libsoxr is measured in ``docs/specux/constant-q.md`` ("Inverse").
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kernelkit.runtime import DeviceRuntime
+from specux._codegen import cq_kernels as ck
+from specux._runtime import device_array as da
+from specux._runtime.cq_exec import check_device_res_type, soxr_like_filter
+from specux._runtime.device_array import DeviceArray
+from specux._runtime.launch import check_index, groups, launch
+
+__all__ = ["GriffinLimCqtParams", "griffinlim_cqt", "icqt", "upsampler_form"]
+
+
+@functools.cache
+def upsampler_form(factor: int, res_type: str) -> tuple[np.ndarray, int]:
+    """(taps float64, k0) of the device's upsampler by ``factor``: ``y[j] = sum_m taps[j - factor m - k0]
+    x[m]`` for the ``factor * n`` outputs (zero outside the signal)."""
+    if factor == 1:
+        return np.ones(1), 0
+    if res_type == "polyphase":
+        from specux._upsample import upsample_form
+
+        form = upsample_form(factor, "polyphase")
+        return np.asarray(form.taps, np.float64), int(form.k0)
+    taps = soxr_like_filter(factor, res_type) * factor  # unit gain at DC after the zero-stuffing
+    return taps, -(taps.size // 2)
+
+
+#: (weights, digest) by id of the CPU's memoised read-only synthesis weights (the reference keeps the id
+#: from being reused while the entry lives); the digest names the device table
+_digests: dict[int, tuple[np.ndarray, str]] = {}
+
+
+def _digest(G: np.ndarray) -> str:
+    hit = _digests.get(id(G))
+    if hit is None or hit[0] is not G:
+        if len(_digests) >= 256:
+            _digests.clear()
+        hit = (G, hashlib.blake2b(np.ascontiguousarray(G).tobytes(), digest_size=16).hexdigest())
+        _digests[id(G)] = hit
+    return hit[1]
+
+
+def _synth(
+    rt: DeviceRuntime, C: DeviceArray, B: int, p: Any, plan: Any, octave: Any, rdtype: str
+) -> DeviceArray:
+    """One octave's inverse STFT: (B, hop * (T - 1)) of ``rdtype``."""
+    from specux.ops.inverse_cq import synthesis_weights
+
+    G, n_fft = synthesis_weights(p, plan, octave)
+    T = plan.n_frames
+    hop = octave.hop
+    n_out = hop * (T - 1)
+    out = da.empty(rt, (B, n_out), rdtype)
+    if out.size == 0:
+        return out
+    check_index("icqt", 2 * C.size, G.size, out.size)
+    table = rt.table(("spx_icq_weights", _digest(G), G.shape, rdtype), lambda: np.asarray(G, rdtype))
+    k = octave.rows.stop - octave.rows.start
+    args = [C.buf, table, out.buf, out.size, n_out, k, p.n_bins, octave.rows.start, int(C.shape[-1]), T]
+    args += [hop, n_fft, n_fft // 2]
+    launch(rt, ck.render, ck.IcqSynthSpec(da.STORAGE[rdtype]), groups(out.size, ck.BLOCK), args)
+    return out
+
+
+def _interpolate(
+    rt: DeviceRuntime,
+    x: DeviceArray,
+    factor: int,
+    res_type: str,
+    n_dst: int,
+    base: DeviceArray | None,
+) -> DeviceArray:
+    """Rows ``x`` (B, n) upsampled by ``factor`` into (B, n_dst) (zero past ``factor * n``), plus ``base``."""
+    B, n_in = int(x.shape[0]), int(x.shape[1])
+    taps, k0 = upsampler_form(factor, res_type)
+    dtype = x.dtype
+    out = da.empty(rt, (B, n_dst), dtype)
+    if out.size == 0:
+        return out
+    check_index("icqt", x.size, out.size)
+    table = rt.table(("spx_icq_taps", factor, res_type, dtype), lambda: taps.astype(dtype))
+    spec = ck.InterpolateSpec(da.STORAGE[dtype], accumulate=base is not None)
+    src = x if x.size else out  # an empty octave reads nothing; any valid buffer stands in
+    args = [src.buf, table, (base if base is not None else out).buf, out.buf, out.size, n_in, n_dst]
+    args += [min(n_dst, factor * n_in), factor, k0, int(taps.size)]
+    launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), args)
+    return out
+
+
+def icqt(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> DeviceArray:
+    """The inverse constant-Q transform of ``C`` (..., n_bins, T) complex of ``p.dtype``'s precision with
+    :class:`specux.ops.inverse_cq.IcqtParams` ``p``: (..., n) real of ``p.dtype``."""
+    from specux.ops.inverse_cq import icqt_plan
+
+    (C,) = inputs
+    check_device_res_type(p.res_type, "icqt")
+    rdtype = p.dtype
+    if C.dtype != da.COMPLEX_OF[rdtype]:
+        raise TypeError(f"icqt: the device kernels take {da.COMPLEX_OF[rdtype]} responses; got {C.dtype}")
+    lead = tuple(int(s) for s in C.shape[:-2])
+    B = 1
+    for s in lead:
+        B *= s
+    T_src = int(C.shape[-1])
+    plan = icqt_plan(p, T_src)
+    n_full = p.hop_length * (plan.n_frames - 1)
+    n_dst = p.length if p.length else n_full
+    if n_dst == 0 or B == 0:
+        return da.empty(rt, (*lead, n_dst), rdtype)
+    x = C.reshape(B, p.n_bins, T_src)
+    y = None
+    with rt.batch():
+        for octave in plan.octaves:
+            part = _synth(rt, x, B, p, plan, octave, rdtype)
+            y = _interpolate(rt, part, octave.factor, p.res_type, n_dst, y)
+    assert y is not None
+    return y.reshape(*lead, n_dst)
+
+
+@dataclass(frozen=True)
+class GriffinLimCqtParams:
+    """One griffinlim_cqt call on a device: the inverse's and the forward's validated parameters, the start
+    phases (host complex64, the CPU's), the iterations and the momentum."""
+
+    icqt: Any
+    vqt: Any
+    angles: np.ndarray
+    n_iter: int
+    momentum: float
+
+
+def griffinlim_cqt(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: GriffinLimCqtParams) -> DeviceArray:
+    """Fast Griffin-Lim over the device's icqt and vqt: each iteration uploads the estimate, inverts it and
+    transforms the signal again on the device (the signal never leaves it), downloads the responses and
+    projects them on the host with the CPU's loop (:func:`specux.ops._phase_retrieval.fast_griffin_lim`,
+    the same order of operations); the last estimate is inverted on the device."""
+    from specux._runtime import cq_exec
+    from specux.ops import _phase_retrieval
+
+    (S_dev,) = inputs
+    S = da.download(rt, S_dev)
+    n_frames = S.shape[-1]
+    cdtype = da.COMPLEX_OF[p.icqt.dtype]
+    eps = float(np.finfo(np.float32).tiny)
+
+    def invert(X: np.ndarray) -> DeviceArray:
+        return icqt(rt, (da.upload(rt, np.ascontiguousarray(X, dtype=cdtype)),), p.icqt)
+
+    def rebuild(X: np.ndarray) -> np.ndarray:
+        R = da.download(rt, cq_exec.vqt(rt, (invert(X),), p.vqt))
+        if R.shape[-1] != n_frames:  # a length that gives another frame count: fit C's frames
+            fixed = np.zeros((*R.shape[:-1], n_frames), R.dtype)
+            k = min(n_frames, R.shape[-1])
+            fixed[..., :k] = R[..., :k]
+            R = fixed
+        return R
+
+    def project(a: np.ndarray) -> np.ndarray:
+        phase = a.astype(np.complex64)
+        phase /= np.abs(phase) + np.float32(eps)
+        return S * phase
+
+    X = _phase_retrieval.fast_griffin_lim(
+        S, p.angles, n_iter=p.n_iter, momentum=p.momentum, rebuild=rebuild, eps=eps, project=project
+    )
+    return invert(X)
