@@ -20,6 +20,10 @@ dask = pytest.importorskip("dask")
 
 #: relative tolerance (to the result's largest magnitude) per dtype
 TOL = {np.float32: 2e-6, np.float64: 1e-12}
+#: the constant-Q ops with libsoxr ("soxr_hq", their default) split along time: libsoxr computes in single
+#: precision whatever the input and its FFT blocks fall elsewhere in a block than in the whole signal, so
+#: float64 agrees to libsoxr's precision (measured 2.8e-7; see test_dask_constant_q.py)
+TOL_SOXR = {"cqt": 1e-6, "chroma_cqt": 1e-6}
 L = 6000
 #: time chunkings: borders not multiples of any hop, a chunk shorter than n_fft, a one-sample chunk, and one
 #: chunk
@@ -57,7 +61,8 @@ def _check(fn, x, chunks, dtype, op):
     assert tuple(map(sum, r.chunks)) == ref.shape
     scale = max(float(np.abs(ref).max()), np.finfo(dtype).tiny)
     err = float(np.abs(got.astype(ref.dtype) - ref).max()) / scale
-    assert err <= TOL[dtype], f"{op}: relative error {err:.3g} > {TOL[dtype]}"
+    tol = max(TOL[dtype], TOL_SOXR.get(op, 0.0))
+    assert err <= tol, f"{op}: relative error {err:.3g} > {tol}"
     return r
 
 

@@ -33,7 +33,7 @@ import numpy as np
 from dask.array.utils import meta_from_array
 
 from specux import _arrays
-from specux._dask import overlap
+from specux._dask import constant_q, overlap
 
 # --- blocks through the public front ------------------------------------------------------------------------
 
@@ -370,7 +370,8 @@ def _whole_array(op: str, carrier: str, args: dict, like: np.ndarray) -> Any:
 
 
 def _constant_q(op: str, args: dict) -> Any:
-    """cqt / vqt / chroma_cqt from a signal: the time axis whole (one chunk), batch blocks independent."""
+    """cqt / vqt / chroma_cqt from a signal: blocks of output frames along time, each read with the halo the
+    transform needs (:mod:`specux._dask.constant_q`); batch blocks independent."""
     if op == "chroma_cqt" and (args["y"] is None or args["C"] is not None):
         _exactly_one(op, args, "y", "C")
         return _along_frames(op, "C", {**args, "y": None})  # the front uses C when given, not y
@@ -378,10 +379,49 @@ def _constant_q(op: str, args: dict) -> Any:
     hop = args["hop_length"]
     _check_ints(op, hop_length=hop)
     one = probe(op, "y", args, _sample(y.dtype, 4 * hop))
-    trailing = (one.shape[-2], 1 + y.shape[-1] // hop)
     if args["tuning"] is None:  # estimated from the whole signal, batch included
+        trailing = (one.shape[-2], 1 + y.shape[-1] // hop)
         return _whole_array(op, "y", args, np.empty(trailing, one.dtype))
-    return _one_chunk(op, "y", args, trailing, one.dtype, (y.ndim - 1,))
+    lay = constant_q.layout(_vqt_params(op, args, y.dtype))
+    n, nb = y.shape[-1], y.ndim - 1
+    trailing = (one.shape[-2], lay.block_frames(n))
+    kwargs = {k: v for k, v in args.items() if k != "y"}
+    split = y.numblocks[-1] > 1 and args["res_type"] in constant_q.SPLIT_RES_TYPES
+    tasks = constant_q.spans(lay, overlap.bounds(y.chunks[-1]), n) if split else []
+    if len(tasks) <= 1:
+        return _one_chunk(op, "y", args, trailing, one.dtype, (nb,))
+    parts = []
+    for t0, t1, a, b in tasks:
+        piece = y[..., a:b].rechunk({nb: -1})
+        lo = t0 - a // hop
+        chunks = (*piece.chunks[:-1], (trailing[0],), (t1 - t0,))
+        fn = Front(op, "y", kwargs, _Slice(lo, lo + t1 - t0))
+        parts.append(_map(fn, piece, chunks, one.dtype, **_axes(nb, 1, 2)))
+    return da.concatenate(parts, axis=-1)
+
+
+def _vqt_params(op: str, args: dict, dtype: Any) -> Any:
+    """The :class:`specux.ops.cqt.VqtParams` of a constant-Q call with a given tuning (checked already)."""
+    import inspect
+
+    from specux.ops.cqt import validate_vqt
+
+    names = (
+        "sr", "hop_length", "fmin", "n_bins", "intervals", "gamma", "bins_per_octave", "tuning",
+        "filter_scale", "norm", "sparsity", "window", "scale", "pad_mode", "res_type", "dtype",
+    )  # fmt: skip
+    if op == "vqt":
+        kw = {k: args[k] for k in names}
+    else:
+        kw = {k: p.default for k, p in inspect.signature(public("cqt")).parameters.items() if k in names}
+        kw.update(intervals="equal", gamma=0)
+        if op == "cqt":
+            kw.update({k: args[k] for k in names if k in args})
+        else:  # chroma_cqt's window and norm are the fold's, not the transform's
+            kw.update({k: args[k] for k in ("sr", "hop_length", "fmin", "tuning", "res_type")})
+            bpo = args["n_chroma"] if args["bins_per_octave"] is None else args["bins_per_octave"]
+            kw.update(n_bins=args["n_octaves"] * bpo, bins_per_octave=bpo)
+    return validate_vqt(_sample(dtype, 4 * args["hop_length"]), op, **kw)[1]
 
 
 def _istft(op: str, args: dict) -> Any:
