@@ -167,10 +167,8 @@ def frames(ops: Any, plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> 
     ----------
     ops : vidmag.backend.kernels.operations.KernelOperations
         The device's primitives.
-    plan : Plan
-        A Riesz pipeline's plan.
-    source : callable
-        ``source()`` iterates over the clip's uint8 (H, W, 3) frames (riesz_ideal calls it twice).
+    plan, source
+        As :func:`vidmag.backend.riesz_driver.frames` takes them.
 
     Returns
     -------
@@ -180,7 +178,6 @@ def frames(ops: Any, plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> 
     See Also
     --------
     phase_backend : a backend that routes the Riesz plans here.
-    vidmag.backend.riesz_driver.frames : the device-independent sequence.
 
     Examples
     --------

@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import functools
 
-from kernelkit.dialects import DIALECTS, Dialect, Param, UnsupportedError
-from kernelkit.emitter import Emitter
-from kernelkit.program import KernelSignature, Program
-from vidmag.backend.kernels.templates import _helpers, _index, _p, _pack_words, _s
+from kernelkit.dialects import Dialect, Param, UnsupportedError
+from kernelkit.program import Program
+from vidmag.backend.kernels.templates import _build, _four_pixels, _p, _pack_words, _s
 
 __all__ = ["KERNELS", "program"]
 
@@ -253,15 +252,10 @@ _INV = [f"v{j}" for j in range(9)]
 def _render(d: Dialect) -> Template:
     # the output bytes: the input's I and Q (f3 .. f8: rows 1 and 2 of RGB bytes -> YIQ) with the magnified
     # luminance, back to RGB (v0 .. v8) and to bytes with the MIT output handling; four pixels per item
-    u32 = d.scalar("u32")
     params = [_p("src", "u32"), _p("luma", "f32"), _p("dst", "u32", out=True), *_s(*_FWD, *_INV, kind="f32"),
               *_s("pixels", "total")]
     return params, [
-        f"{u32} v[4];",
-        "for (int q = 0; q < 4; ++q) {",
-        "    const int p = 4 * i + q;",
-        "    v[q] = 0u;",
-        "    if (p >= pixels) continue;",
+        *_four_pixels(d),
         "    const float r = BYTE(src, 3 * p), g = BYTE(src, 3 * p + 1), b = BYTE(src, 3 * p + 2);",
         "    const float y = luma[p];",
         "    const float ci = f3 * r + f4 * g + f5 * b;",
@@ -291,20 +285,4 @@ def program(name: str, dialect: Dialect | str = "glsl") -> Program:
     """Riesz kernel ``name`` (a key of :data:`KERNELS`) as a Program of one kernel in ``dialect`` (a
     :class:`~kernelkit.dialects.Dialect` or its name), with the helpers and conventions of
     :func:`vidmag.backend.kernels.templates.program`."""
-    if name not in KERNELS:
-        raise ValueError(f"name must be one of {', '.join(KERNELS)}; got {name!r}")
-    if isinstance(dialect, str):
-        if dialect not in DIALECTS:
-            raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}; got {dialect!r}")
-        dialect = DIALECTS[dialect]
-    params, body = KERNELS[name](dialect)
-    e = Emitter(dialect)
-    prelude = dialect.prelude(set()).rstrip("\n")
-    if prelude:
-        e.line(prelude)
-    e.lines(_helpers(dialect))
-    with e.kernel(name, params):
-        e.line(_index(dialect))
-        e.line("if (i >= total) return;")
-        e.lines(body)
-    return Program(e.text(), dialect, (KernelSignature(name, tuple(params)),), name=f"vidmag-{name}")
+    return _build(KERNELS, name, dialect)

@@ -21,6 +21,7 @@ Conventions (the same on every target, so one set of host code, :mod:`vidmag.bac
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from kernelkit.dialects import DIALECTS, Dialect, Param
 from kernelkit.emitter import Emitter
@@ -185,16 +186,22 @@ def _pack_words(d: Dialect) -> list[str]:
     ]
 
 
-def _to_bytes(d: Dialect) -> Template:
-    # YIQ (pixels, 3) float -> RGB bytes through m and the MIT output handling; four pixels per item
-    u32 = d.scalar("u32")
-    params = [_p("src", "f32"), _p("dst", "u32", out=True), *_s(*_M, kind="f32"), *_s("pixels", "total")]
-    body = [
-        f"{u32} v[4];",
+def _four_pixels(d: Dialect) -> list[str]:
+    # the opening of a loop over a work item's four pixels p (of ``pixels``), each packed into a word's v[q]
+    return [
+        f"{d.scalar('u32')} v[4];",
         "for (int q = 0; q < 4; ++q) {",
         "    const int p = 4 * i + q;",
         "    v[q] = 0u;",
         "    if (p >= pixels) continue;",
+    ]
+
+
+def _to_bytes(d: Dialect) -> Template:
+    # YIQ (pixels, 3) float -> RGB bytes through m and the MIT output handling; four pixels per item
+    params = [_p("src", "f32"), _p("dst", "u32", out=True), *_s(*_M, kind="f32"), *_s("pixels", "total")]
+    body = [
+        *_four_pixels(d),
         "    const float y = src[3 * p], c = src[3 * p + 1], d = src[3 * p + 2];",
         "    v[q] = mit_bytes(m0 * y + m1 * c + m2 * d, m3 * y + m4 * c + m5 * d, m6 * y + m7 * c + m8 * d);",
         "}",
@@ -206,15 +213,10 @@ def _to_bytes(d: Dialect) -> Template:
 def _render(d: Dialect) -> Template:
     # frames (n, H, W, 3) bytes plus a signal (n, h, W, 3) resampled along the height through (iy, wy), k taps
     # per output row (k 0: no signal): out = handle(C rgb + E signal); four pixels per item
-    u32 = d.scalar("u32")
     params = [_p("frames", "u32"), _p("signal", "f32"), _p("dst", "u32", out=True), _p("iy", "int"),
               _p("wy", "f32"), *_s("k", "H", "W", "h", "pixels"), *_s(*_C, *_E, kind="f32"), *_s("total")]
     body = [
-        f"{u32} v[4];",
-        "for (int q = 0; q < 4; ++q) {",
-        "    const int p = 4 * i + q;",
-        "    v[q] = 0u;",
-        "    if (p >= pixels) continue;",
+        *_four_pixels(d),
         "    const int f = p / (H * W);",
         "    const int rest = p % (H * W);",
         "    const int y = rest / W;",
@@ -340,17 +342,17 @@ KERNELS = {
 }
 
 
-@functools.cache
-def program(name: str, dialect: Dialect | str = "glsl") -> Program:
-    """Kernel ``name`` (a key of :data:`KERNELS`) as a Program of one kernel in ``dialect`` (a
-    :class:`~kernelkit.dialects.Dialect` or its name: ``"glsl"``, ``"cuda"``, ``"opencl"``, ``"metal"``)."""
-    if name not in KERNELS:
-        raise ValueError(f"name must be one of {', '.join(KERNELS)}; got {name!r}")
+def _build(kernels: dict[str, Callable[[Dialect], Template]], name: str, dialect: Dialect | str) -> Program:
+    """Kernel ``name`` of the template table ``kernels`` (this module's :data:`KERNELS` or the Riesz ones of
+    :mod:`vidmag.backend.kernels.riesz_templates`) as a Program of one kernel in ``dialect``: the dialect's
+    prelude, the shared helpers, the work item's index ``i`` and the bounds check against ``total``."""
+    if name not in kernels:
+        raise ValueError(f"name must be one of {', '.join(kernels)}; got {name!r}")
     if isinstance(dialect, str):
         if dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}; got {dialect!r}")
         dialect = DIALECTS[dialect]
-    params, body = KERNELS[name](dialect)
+    params, body = kernels[name](dialect)
     e = Emitter(dialect)
     prelude = dialect.prelude(set()).rstrip("\n")
     if prelude:
@@ -361,3 +363,10 @@ def program(name: str, dialect: Dialect | str = "glsl") -> Program:
         e.line("if (i >= total) return;")
         e.lines(body)
     return Program(e.text(), dialect, (KernelSignature(name, tuple(params)),), name=f"vidmag-{name}")
+
+
+@functools.cache
+def program(name: str, dialect: Dialect | str = "glsl") -> Program:
+    """Kernel ``name`` (a key of :data:`KERNELS`) as a Program of one kernel in ``dialect`` (a
+    :class:`~kernelkit.dialects.Dialect` or its name: ``"glsl"``, ``"cuda"``, ``"opencl"``, ``"metal"``)."""
+    return _build(KERNELS, name, dialect)
