@@ -15,9 +15,18 @@ Along batch axes blocks map independently. Along the time axis:
 * fftconvolve reads ``n2 - 1`` samples past each span of the output (overlap-save);
 * the decibel floor (``top_db``) of power_to_db / amplitude_to_db / mfcc / lfcc is one lazy reduction (the
   maximum over the whole array, or per item for torchaudio's rule) applied afterwards;
-* the FFT family, the constant-Q family (cqt, vqt, chroma_cqt: its octave-by-octave resampling chain is not
-  split across chunks) and anything that estimates the tuning from the whole signal (``tuning=None``) rechunk
-  the axes they need whole to one chunk.
+* the constant-Q family (cqt, vqt, chroma_cqt with a given tuning) computes blocks of output frames, each
+  from a slice of the signal that starts at a multiple of the hop (every octave's frame grid and every
+  resampler's phase are then the whole signal's) and reaches past its frames by the transform's reach: the
+  octave's ``n_fft`` samples and, per resampling, the filter's reach (scipy's polyphase filter; for libsoxr
+  the impulse response's support above 1e-7 of its peak, +-191 inputs for a "soxr_hq" halving, plus a
+  margin), followed back through the chain of resamplings; padding only at the signal's true ends, chunks
+  shorter than the halo merged (:mod:`specux._dask.constant_q`). Measured against the in-memory result:
+  3.6e-16 of the peak in float64 for ``res_type=None`` / "polyphase", 1.3e-6 in float32, and 4.7e-7 in
+  float64 with "soxr_hq" (libsoxr's own single-precision rounding, its FFT blocks falling elsewhere in a
+  slice);
+* the FFT family and anything that estimates the tuning from the whole signal (``tuning=None``) rechunk the
+  axes they need whole to one chunk.
 """
 
 from __future__ import annotations
