@@ -29,11 +29,9 @@ def probe() -> str | None:
     kernelkit's probe: cuda-bindings missing, the NVIDIA driver (libcuda) missing, cuInit failing, no device,
     NVRTC missing, or a small kernel that does not build and run on device 0, each with its remedy.
     """
-    try:
-        from kernelkit import cuda
-    except Exception as error:  # a broken install
-        return f"kernelkit.cuda failed to import: {type(error).__name__}: {error}"
-    return cuda.probe()
+    from vidmag.backend.kernels import backend
+
+    return backend.probe("cuda")
 
 
 def pinned_by() -> str | None:
@@ -47,13 +45,9 @@ def create():
     :mod:`vidmag.backend.kernels.riesz` (a :class:`~vidmag.backend.phase.PhaseBackend`), on a
     :class:`~vidmag.backend.cuda.device.CudaDevice`."""
     from vidmag.backend.cuda.device import CudaDevice
-    from vidmag.backend.generic import bind
-    from vidmag.backend.kernels.fused import KernelFused
-    from vidmag.backend.kernels.operations import KernelOperations
-    from vidmag.backend.kernels.riesz import phase_backend
+    from vidmag.backend.kernels import backend
 
-    operations = KernelOperations(CudaDevice())
-    return phase_backend(bind(operations, name="cuda", fused=KernelFused(operations, name="cuda")))
+    return backend.create(CudaDevice(), "cuda")
 
 
 # --- routing of device arrays (see vidmag.backend.registry) -------------------------------------------------

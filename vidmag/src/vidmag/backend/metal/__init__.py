@@ -21,11 +21,9 @@ def probe() -> str | None:
     """Why the metal backend cannot run here, or None when it can: kernelkit's probe ("Metal needs macOS"
     elsewhere, pyobjc-framework-Metal missing, no Metal device, or a small kernel that does not build and
     run)."""
-    try:
-        from kernelkit import metal
-    except Exception as error:  # a broken install
-        return f"kernelkit.metal failed to import: {type(error).__name__}: {error}"
-    return metal.probe()
+    from vidmag.backend.kernels import backend
+
+    return backend.probe("metal")
 
 
 def pinned_by() -> str | None:
@@ -37,11 +35,7 @@ def create():
     """The backend: the pipelines over the shared fused tier, the shared primitives and the Riesz pipelines of
     :mod:`vidmag.backend.kernels.riesz` (a :class:`~vidmag.backend.phase.PhaseBackend`), on a
     :class:`~vidmag.backend.metal.device.MetalDevice`."""
-    from vidmag.backend.generic import bind
-    from vidmag.backend.kernels.fused import KernelFused
-    from vidmag.backend.kernels.operations import KernelOperations
-    from vidmag.backend.kernels.riesz import phase_backend
+    from vidmag.backend.kernels import backend
     from vidmag.backend.metal.device import MetalDevice
 
-    operations = KernelOperations(MetalDevice())
-    return phase_backend(bind(operations, name="metal", fused=KernelFused(operations, name="metal")))
+    return backend.create(MetalDevice(), "metal")
