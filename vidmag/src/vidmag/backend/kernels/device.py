@@ -18,7 +18,7 @@ from kernelkit.dialects import Dialect
 from kernelkit.program import Kernel, LaunchConfig
 from vidmag.backend.kernels.templates import cover, program
 
-__all__ = ["TABLE_BYTES", "DeviceArray", "KernelDevice"]
+__all__ = ["TABLE_BYTES", "BatchedDevice", "DeviceArray", "KernelDevice"]
 
 #: Bytes of tables (tap tables, band-pass bases) kept on the device.
 TABLE_BYTES = 64 * 2**20
@@ -61,8 +61,8 @@ class KernelDevice:
     """One device of a kernelkit runtime with vidmag's kernels on it.
 
     Subclasses set :attr:`dialect`, :attr:`array_type` and :attr:`limit`, and implement :meth:`_write` and
-    :meth:`_read`; they override :meth:`_enqueue`, :meth:`flush` and :meth:`synchronize` where the runtime
-    records launches into batches.
+    :meth:`_read`; where the runtime records launches into batches they derive from
+    :class:`BatchedDevice` instead.
 
     Parameters
     ----------
@@ -200,3 +200,61 @@ class KernelDevice:
     def dummy(self) -> Any:
         """A one-word buffer for a pointer parameter a launch does not read."""
         return self.constant(np.zeros(1, np.float32), np.float32)
+
+
+class BatchedDevice(KernelDevice):
+    """A :class:`KernelDevice` whose runtime records launches into batches (vulkan, metal): launches go into
+    one open ``runtime.batch()``, sent when the host next needs a result (a download, a write into a buffer,
+    :meth:`synchronize`).
+
+    Parameters
+    ----------
+    runtime : kernelkit.runtime.DeviceRuntime
+        The runtime whose device this is (with ``batch()``, a context manager that sends on exit).
+    max_bytes : int
+        The largest buffer a kernel may bind.
+
+    See Also
+    --------
+    vidmag.backend.vulkan.device.Device, vidmag.backend.metal.device.MetalDevice
+
+    Examples
+    --------
+    >>> from vidmag.backend.kernels.device import BatchedDevice
+    >>> BatchedDevice.__name__
+    'BatchedDevice'
+    """
+
+    #: whether leaving a batch already waits for its launches (Metal's committed command buffer does, so
+    #: :meth:`synchronize` has no runtime queue left to wait on)
+    flush_waits = False
+
+    def __init__(self, runtime: Any, max_bytes: int) -> None:
+        super().__init__(runtime, max_bytes)
+        self._batch: Any = None
+
+    def _enqueue(self, kernel: Kernel, config: LaunchConfig, args: list[Any]) -> None:
+        if self._batch is None:
+            self._batch = self.runtime.batch()
+            self._batch.__enter__()
+        try:
+            kernel.launch(config, *args)
+        except BaseException:
+            # what this batch recorded before still runs (flush), so nothing in flight is left behind
+            self.flush()
+            raise
+
+    def flush(self) -> None:
+        """Send the launches recorded so far (submit / commit the batch) and wait for them."""
+        batch, self._batch = self._batch, None
+        if batch is not None:
+            batch.__exit__(None, None, None)
+
+    def synchronize(self) -> None:
+        if self.runtime.closed:
+            self._batch = None
+            return
+        if self.flush_waits:
+            self.flush()
+        else:
+            super().synchronize()

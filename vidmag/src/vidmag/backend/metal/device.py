@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 
 from kernelkit.dialects import METAL
-from kernelkit.program import Kernel, LaunchConfig
-from vidmag.backend.kernels.device import DeviceArray, KernelDevice
+from vidmag.backend.kernels.device import BatchedDevice, DeviceArray
 
 __all__ = ["MetalArray", "MetalDevice"]
 
@@ -26,7 +25,7 @@ class MetalArray(DeviceArray):
     :class:`~vidmag.backend.kernels.device.DeviceArray`)."""
 
 
-class MetalDevice(KernelDevice):
+class MetalDevice(BatchedDevice):
     """The default Metal device: vidmag's kernels as MSL, batched launches, arrays, scratch and tables.
 
     Parameters
@@ -38,6 +37,7 @@ class MetalDevice(KernelDevice):
     dialect = METAL
     array_type = MetalArray
     limit = "maxBufferLength"
+    flush_waits = True  # the batch's exit commits its command buffer and waits for it
 
     def __init__(self, runtime: Any = None) -> None:
         if runtime is None:
@@ -45,33 +45,10 @@ class MetalDevice(KernelDevice):
 
             runtime = default_runtime()
         super().__init__(runtime, int(runtime.device.maxBufferLength()))
-        self._batch: Any = None
 
     @property
     def device_name(self) -> str:
         return self.runtime.arch()
-
-    def _enqueue(self, kernel: Kernel, config: LaunchConfig, args: list[Any]) -> None:
-        if self._batch is None:
-            self._batch = self.runtime.batch()
-            self._batch.__enter__()
-        try:
-            kernel.launch(config, *args)
-        except BaseException:
-            self.flush()  # what was encoded before still runs, so nothing in flight is left behind
-            raise
-
-    def flush(self) -> None:
-        """Commit the launches encoded so far and wait for them."""
-        batch, self._batch = self._batch, None
-        if batch is not None:
-            batch.__exit__(None, None, None)
-
-    def synchronize(self) -> None:
-        if self.runtime.closed:
-            self._batch = None
-            return
-        self.flush()
 
     def _write(self, buffer: Any, host: np.ndarray) -> None:
         raw = host.reshape(-1).view(np.uint8)

@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 
 from kernelkit.dialects import GLSL
-from kernelkit.program import Kernel, LaunchConfig
 from kernelkit.vulkan import VulkanRuntime, default_runtime
-from vidmag.backend.kernels.device import TABLE_BYTES, DeviceArray, KernelDevice
+from vidmag.backend.kernels.device import TABLE_BYTES, BatchedDevice, DeviceArray
 from vidmag.backend.kernels.templates import MAX_GROUPS, cover
 
 __all__ = ["MAX_GROUPS", "TABLE_BYTES", "Device", "VkArray", "cover"]
@@ -27,7 +26,7 @@ class VkArray(DeviceArray):
     """A device array in a Vulkan storage buffer (see :class:`~vidmag.backend.kernels.device.DeviceArray`)."""
 
 
-class Device(KernelDevice):
+class Device(BatchedDevice):
     """One Vulkan device: vidmag's kernels on it, batched launches, arrays, scratch arrays and tables.
 
     Parameters
@@ -44,30 +43,6 @@ class Device(KernelDevice):
         runtime = runtime if runtime is not None else default_runtime()
         #: the largest buffer a kernel may bind: the device's maxStorageBufferRange (128 MiB on lavapipe)
         super().__init__(runtime, int(runtime.max_buffer_range))
-        self._batch: Any = None
-
-    def _enqueue(self, kernel: Kernel, config: LaunchConfig, args: list[Any]) -> None:
-        if self._batch is None:
-            self._batch = self.runtime.batch()
-            self._batch.__enter__()
-        try:
-            kernel.launch(config, *args)
-        except BaseException:
-            # what this batch recorded before still runs (flush), so nothing in flight is left behind
-            self.flush()
-            raise
-
-    def flush(self) -> None:
-        """Submit the launches recorded so far and wait for them."""
-        batch, self._batch = self._batch, None
-        if batch is not None:
-            batch.__exit__(None, None, None)
-
-    def synchronize(self) -> None:
-        if self.runtime.closed:
-            self._batch = None
-            return
-        super().synchronize()
 
     def _write(self, buffer: Any, host: np.ndarray) -> None:
         self.runtime.write(buffer, host)
