@@ -568,9 +568,11 @@ def griffinlim_cqt(
     public = "griffinlim_cqt"
     chosen, S = prepare(C, backend, public, public)
     device = chosen.name != "cpu"
-    S = np.asarray(S)
-    if S.dtype not in (np.float32, np.float64):
-        raise TypeError(f"{public}: C must be real magnitudes (float32 or float64); got dtype {S.dtype}")
+    # a device array (cupy, torch CUDA) goes to its backend as it is; host input is a numpy view
+    S = S if device and not _arrays.is_host(S) else np.asarray(S)
+    name = _arrays.real_dtype_name(S)
+    if name not in ("float32", "float64"):
+        raise TypeError(f"{public}: C must be real magnitudes (float32 or float64); got dtype {name}")
     n_iter = _validate.positive_int(n_iter, "n_iter", public)
     momentum = _phase_retrieval.momentum_value(momentum, public)
     if not (init is None or (isinstance(init, str) and init == "random")):
