@@ -132,23 +132,25 @@ def laplacian_on_disk(plan: Plan, source: Source, workdir: str,
                 _filter_block(fd, T, values, c0, min(step, values - c0), stages.ops, p, plan)
         finally:
             os.close(fd)
-    start, done = 0, 0
-    for group in groups_of(frames(), size, 1 if plan.mit else 0):  # the MIT code's one-frame lag
-        batch = stages.upload(group)
-        n = batch.shape[0]
-        bands = {level: _take(paths[level], shapes[level], start, n, plan.gains[level], stages)
-                 for level in kept}
-        signal = stages.collapse(bands, plan) if bands else None  # no amplified band: no signal
-        out = stages.download(stages.render(batch, signal, plan, kind="expand", gain=1.0,
-                                            chroma=p["chrom_attenuation"]))
-        for frame in out:
-            saturation.count(frame, 0, output=True)
-            done += 1
-            yield frame
-            if progress is not None:
-                progress(done)
-        start += n
-    saturation.warn(p["alpha"])
+
+    def magnified() -> Iterator[np.ndarray]:
+        start = 0
+        for group in groups_of(frames(), size, 1 if plan.mit else 0):  # the MIT code's one-frame lag
+            batch = stages.upload(group)
+            n = batch.shape[0]
+            bands = {level: _take(paths[level], shapes[level], start, n, plan.gains[level], stages)
+                     for level in kept}
+            signal = stages.collapse(bands, plan) if bands else None  # no amplified band: no signal
+            yield from _rendered(stages, batch, signal, plan)
+            start += n
+
+    yield from _emit(magnified(), saturation, p["alpha"], progress)
+
+
+def _rendered(stages: Any, batch: Any, signal: Any, plan: Plan) -> np.ndarray:
+    """The output bytes of a batch of laplacian_ideal's second pass: its frames plus the collapsed signal."""
+    return stages.download(stages.render(batch, signal, plan, kind="expand", gain=1.0,
+                                         chroma=plan.params["chrom_attenuation"]))
 
 
 def _filter_block(fd: int, T: int, values: int, c0: int, width: int, ops: Any, p: dict, plan: Plan) -> None:
@@ -285,29 +287,25 @@ def _device_laplacian(plan: Plan, source: Source, workdir: str, stages: Any,
                     os.pwrite(fd, out[t].tobytes(), (t * values + c0) * 4)
         finally:
             os.close(fd)
-    start, done = 0, 0
-    for group in groups_of(frames(), size, 1 if plan.mit else 0):  # the MIT code's one-frame lag
-        batch = stages.upload(group)
-        n = batch.shape[0]
-        signal = None
-        if kept:  # no amplified band: no signal
-            bands = {}
-            for level in kept:
-                values = int(np.prod(shapes[level]))
-                host = np.fromfile(paths[level], dtype=np.float32, count=n * values,
-                                   offset=start * values * 4)
-                bands[level] = put(host.reshape(n, *shapes[level]))
-            signal = stages.collapse(bands, plan)
-        out = stages.download(stages.render(batch, signal, plan, kind="expand", gain=1.0,
-                                            chroma=p["chrom_attenuation"]))
-        for frame in out:
-            saturation.count(frame, 0, output=True)
-            done += 1
-            yield frame
-            if progress is not None:
-                progress(done)
-        start += n
-    saturation.warn(p["alpha"])
+
+    def magnified() -> Iterator[np.ndarray]:
+        start = 0
+        for group in groups_of(frames(), size, 1 if plan.mit else 0):  # the MIT code's one-frame lag
+            batch = stages.upload(group)
+            n = batch.shape[0]
+            signal = None
+            if kept:  # no amplified band: no signal
+                bands = {}
+                for level in kept:
+                    values = int(np.prod(shapes[level]))
+                    host = np.fromfile(paths[level], dtype=np.float32, count=n * values,
+                                       offset=start * values * 4)
+                    bands[level] = put(host.reshape(n, *shapes[level]))
+                signal = stages.collapse(bands, plan)
+            yield from _rendered(stages, batch, signal, plan)
+            start += n
+
+    yield from _emit(magnified(), saturation, p["alpha"], progress)
 
 
 def gaussian_tiled(plan: Plan, source: Source, workdir: str, tile: tuple[int, int], *, backend: str = "cpu",
