@@ -106,6 +106,19 @@ def test_split_other_soxr_qualities(rt):
     assert r.numblocks[-1] > 1
 
 
+@pytest.mark.parametrize("pad_mode", ["reflect", "edge", "wrap"])
+def test_pad_modes(pad_mode):
+    """Padding other than zeros is read at the signal's true ends only; wrap padding reads the other end, so
+    it keeps the time axis in one chunk."""
+    y = _signal(np.float64, batch=1)
+    kw = dict(sr=SR, hop_length=128, n_bins=48, fmin=65.4, pad_mode=pad_mode, res_type="polyphase")
+    ref = specux.cqt(y, **kw)
+    r = specux.cqt(da.from_array(y, chunks=(1, CHUNKINGS["awkward"])), **kw)
+    assert (r.numblocks[-1] == 1) == (pad_mode == "wrap")
+    got = r.compute(scheduler="sync")
+    assert np.abs(got - ref).max() <= 1e-12 * np.abs(ref).max()
+
+
 def test_one_dimensional_and_single_chunk():
     """A 1-D signal splits the same way; a single time chunk stays one task."""
     y = _signal(np.float32, batch=1)[0]

@@ -395,7 +395,9 @@ def _constant_q(op: str, args: dict) -> Any:
     n, nb = y.shape[-1], y.ndim - 1
     trailing = (one.shape[-2], lay.block_frames(n))
     kwargs = {k: v for k, v in args.items() if k != "y"}
-    split = y.numblocks[-1] > 1 and args["res_type"] in constant_q.SPLIT_RES_TYPES
+    # wrap padding reads the signal's other end, which a slice at one end does not hold
+    wraps = args.get("pad_mode") == "wrap"
+    split = y.numblocks[-1] > 1 and args["res_type"] in constant_q.SPLIT_RES_TYPES and not wraps
     tasks = constant_q.spans(lay, overlap.bounds(y.chunks[-1]), n) if split else []
     if len(tasks) <= 1:
         return _one_chunk(op, "y", args, trailing, one.dtype, (nb,))
