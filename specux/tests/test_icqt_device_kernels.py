@@ -152,3 +152,21 @@ def test_griffinlim_cqt_length_and_zero_init_on_opencl(opencl):
     b = specux.griffinlim_cqt(S, backend="opencl", **kw)
     assert b.shape == a.shape == (2500,)
     assert _peak_err(a, b) <= 1e-4
+
+
+@pytest.mark.parametrize("factor", [2, 8])
+def test_the_device_interpolator_and_the_cpus_upsample_adjoint_are_transposes(opencl, factor):
+    """<interpolate(x), g> == <x, upsample_adjoint(g)>: the device's polyphase upsampler is the linear map
+    whose transpose the CPU's icqt gradient uses (specux._upsample)."""
+    from specux._runtime import device_array as da
+    from specux._upsample import upsample_adjoint
+
+    rt = opencl.runtime
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 300)).astype(np.float32)
+    g = rng.standard_normal((2, factor * 300))
+    with rt.batch():
+        out = icq_exec._interpolate(rt, da.upload(rt, x), factor, "polyphase", factor * 300, None)
+    lhs = float(np.sum(da.download(rt, out).astype(np.float64) * g))
+    rhs = float(np.sum(x.astype(np.float64) * upsample_adjoint(g, 300, factor, "polyphase")))
+    assert abs(lhs - rhs) <= 1e-7 * np.linalg.norm(g) * np.linalg.norm(x)  # float32 rounding (measured 3e-10)
