@@ -44,7 +44,8 @@ def test_kernel_files_are_package_data_and_build(require_backend):
     _, backend = require_backend("opencl")
     kernels = resources.files("vidmag.backend.opencl").joinpath("kernels")
     files = sorted(p.name for p in kernels.iterdir() if p.name.endswith(".cl"))
-    assert files == ["arith.cl", "colour.cl", "common.cl", "fused.cl", "resample.cl", "temporal.cl"]
+    assert files == ["arith.cl", "colour.cl", "common.cl", "fused.cl", "resample.cl", "riesz.cl",
+                     "temporal.cl"]
     rt = backend.operations.rt
     for name in files:
         if name != "common.cl":  # definitions only, put in front of every other file

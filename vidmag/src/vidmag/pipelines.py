@@ -66,7 +66,8 @@ def select_backend(backend: str, pipeline: str):
     whose device the user pinned; any other backend named for them is an error that names those that run
     them."""
     if pipeline in PHASE_PIPELINES:
-        runs = PHASE_BACKENDS[pipeline]
+        # the registry's table is the set of backends (a build or a test may hold fewer rows)
+        runs = tuple(b for b in PHASE_BACKENDS[pipeline] if b in registry.names())
         if backend == "auto":
             backend = next((b for b in runs if _auto_runs(b) or _pinned_and_broken(b)), runs[-1])
             reason, pin = registry.unavailable_reason(backend), registry.pinned_by(backend)
