@@ -249,10 +249,11 @@ def chroma_cqt(
     -----
     {backends} Autograd: yes for a torch CPU signal ``y`` (not for a given
     spectrogram); torch.compile: yes (one graph node). See docs/specux/torch.md.
-    On a dask array the time axis is rechunked to one chunk for the constant-Q transform (its
-    octave-by-octave resampling chain is not split across chunks); batch chunks map independently, and
-    ``tuning=None`` reads the whole array in one task. A constant-Q input ``C`` maps frame by frame. See
-    docs/scale.md.
+    On a dask array the time axis is cut into slices of whole frames, each read with a halo of the filters'
+    and resamplers' reach, so the result is the in-memory one within float rounding (1e-6 with the libsoxr
+    qualities: libsoxr's own rounding); ``pad_mode="wrap"`` and a single input chunk keep one time chunk,
+    batch chunks map independently, and ``tuning=None`` reads the whole array in one task. A constant-Q
+    input ``C`` maps frame by frame. See docs/scale.md.
 
     Examples
     --------

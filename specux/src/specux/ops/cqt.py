@@ -688,9 +688,10 @@ def vqt(
     res_type (the specux custom ops; see docs/specux/torch.md); not on the device backends yet (a tensor
     there that requires grad is refused).
     torch.compile: yes (one graph node).
-    On a dask array the time axis is rechunked to one chunk (the octave-by-octave resampling chain is not
-    split across chunks); batch chunks map independently, and ``tuning=None`` reads the whole array in one
-    task. See docs/scale.md.
+    On a dask array the time axis is cut into slices of whole frames, each read with a halo of the filters'
+    and resamplers' reach, so the result is the in-memory one within float rounding (1e-6 with the libsoxr
+    qualities: libsoxr's own rounding); ``pad_mode="wrap"`` and a single input chunk keep one time chunk,
+    batch chunks map independently, and ``tuning=None`` reads the whole array in one task. See docs/scale.md.
 
     NaN and inf stay in the frames whose support contains them: the frame's samples, widened in a downsampled
     octave by the reach of each resampler's filter (libsoxr alone would make a whole FFT block of its output
@@ -774,9 +775,10 @@ def cqt(
     res_type (the specux custom ops; see docs/specux/torch.md); not on the device backends yet (a tensor
     there that requires grad is refused).
     torch.compile: yes (one graph node).
-    On a dask array the time axis is rechunked to one chunk (the octave-by-octave resampling chain is not
-    split across chunks); batch chunks map independently, and ``tuning=None`` reads the whole array in one
-    task. See docs/scale.md.
+    On a dask array the time axis is cut into slices of whole frames, each read with a halo of the filters'
+    and resamplers' reach, so the result is the in-memory one within float rounding (1e-6 with the libsoxr
+    qualities: libsoxr's own rounding); ``pad_mode="wrap"`` and a single input chunk keep one time chunk,
+    batch chunks map independently, and ``tuning=None`` reads the whole array in one task. See docs/scale.md.
 
     Examples
     --------
