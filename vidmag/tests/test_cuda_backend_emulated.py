@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import importlib.util
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,6 +31,12 @@ from kernelkit.program import LaunchConfig
 from vidmag import pipelines
 from vidmag.backend import registry
 from vidmag.backend.kernels.templates import GROUP, program
+
+# the shared helpers (vidmag/tests/_backend_support.py), by path: pytest imports with --import-mode=importlib
+_SUPPORT = Path(__file__).with_name("_backend_support.py")
+_spec = importlib.util.spec_from_file_location("_backend_support", _SUPPORT)
+support = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(support)
 
 missing = cuda_rt.nvrtc_probe("sm_90")
 
@@ -258,9 +266,7 @@ def emulated(require_backend, monkeypatch, tmp_path):
         rt.close()
 
 
-def _within_one(got, expected):
-    assert got.shape == expected.shape and got.dtype == np.uint8
-    assert np.abs(got.astype(np.int16) - expected.astype(np.int16)).max() <= 1
+_within_one = support.within_one
 
 
 @pytest.mark.parametrize("compat", [None, "mit"])

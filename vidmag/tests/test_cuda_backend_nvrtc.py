@@ -8,13 +8,21 @@ NVRTC missing is a skip here, and a failure where ``nvrtc`` is listed in ``KERNE
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from vidmag.backend import registry
 from vidmag.backend.kernels.templates import KERNELS, cover, program
+
+# the shared helpers (vidmag/tests/_backend_support.py), by path: pytest imports with --import-mode=importlib
+_SUPPORT = Path(__file__).with_name("_backend_support.py")
+_spec = importlib.util.spec_from_file_location("_backend_support", _SUPPORT)
+support = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(support)
 
 ARCHES = ("sm_80", "sm_90", "sm_100")
 
@@ -41,14 +49,7 @@ def nvrtc():
 
 @pytest.mark.parametrize("arch", ARCHES)
 def test_every_kernel_compiles_with_nvrtc(nvrtc, arch):
-    failures = []
-    for name in KERNELS:
-        prog = program(name, "cuda")
-        ok, cubin, log = nvrtc.compile_cubin(prog.source, prog.name, arch, nvrtc.CudaRuntime.options)
-        if not ok or not cubin.startswith(b"\x7fELF"):
-            failures.append(f"{name}: {log[:500]}")
-        elif "warning" in log.lower():
-            failures.append(f"{name} compiles with warnings: {log[:500]}")
+    failures = support.nvrtc_failures(nvrtc, program, KERNELS, arch)
     assert not failures, "\n".join(failures)
 
 

@@ -14,7 +14,9 @@ cannot check Metal's compiler, its rules or its arithmetic: the backend has neve
 
 from __future__ import annotations
 
+import importlib.util
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +25,12 @@ import vidmag
 from vidmag import pipelines
 from vidmag.backend import registry
 from vidmag.backend.kernels.templates import GROUP, program
+
+# the shared helpers (vidmag/tests/_backend_support.py), by path: pytest imports with --import-mode=importlib
+_SUPPORT = Path(__file__).with_name("_backend_support.py")
+_spec = importlib.util.spec_from_file_location("_backend_support", _SUPPORT)
+support = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(support)
 
 PIPELINES = ("laplacian_iir", "laplacian_butterworth", "laplacian_ideal", "gaussian_ideal")
 STREAMING = ("laplacian_iir", "laplacian_butterworth")
@@ -216,9 +224,7 @@ def emulated(require_backend, monkeypatch):
         rt.close()
 
 
-def _within_one(got, expected):
-    assert got.shape == expected.shape and got.dtype == np.uint8
-    assert np.abs(got.astype(np.int16) - expected.astype(np.int16)).max() <= 1
+_within_one = support.within_one
 
 
 @pytest.mark.parametrize("compat", [None, "mit"])

@@ -11,30 +11,26 @@ or ``KERNELKIT_REQUIRE_DEVICES``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
-import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from vidmag.backend import registry
 from vidmag.backend.kernels.templates import KERNELS, program
 
+# the shared helpers (vidmag/tests/_backend_support.py), by path: pytest imports with --import-mode=importlib
+_SUPPORT = Path(__file__).with_name("_backend_support.py")
+_spec = importlib.util.spec_from_file_location("_backend_support", _SUPPORT)
+support = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(support)
+
 CXX = shutil.which("g++") or shutil.which("clang++")
 
-STUB = """\
-#pragma once
-// Minimal stand-in for <metal_stdlib>: just enough of MSL's surface for a C++ syntax check.
-#define kernel
-#define device
-#define threadgroup
-#define constant
-typedef unsigned int uint;
-namespace metal {
-struct uint3 { uint x, y, z; };
-}
-"""
+STUB = support.MSL_STUB_HEAD + "}\n"
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +52,7 @@ def stub_dir(tmp_path_factory):
 def test_every_kernel_passes_the_msl_syntax_check(name, stub_dir, tmp_path):
     source = program(name, "metal").source
     assert "double" not in source and "#include <metal_stdlib>" in source  # Apple GPUs have no float64
-    path = tmp_path / f"{name}.metal"
-    path.write_text(source)
-    proc = subprocess.run(
-        [CXX, "-std=c++14", "-fsyntax-only", "-Wall", "-Wno-attributes", "-Wno-unused-variable",
-         "-Wno-unused-parameter", "-Werror", "-x", "c++", "-I", str(stub_dir), str(path)],
-        capture_output=True, text=True, timeout=120,
-    )
+    proc = support.msl_syntax_check(CXX, source, tmp_path / f"{name}.metal", stub_dir)
     assert proc.returncode == 0, proc.stderr[:2000]
 
 

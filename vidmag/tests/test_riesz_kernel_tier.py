@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -21,20 +20,20 @@ import vidmag
 from vidmag.backend.kernels import riesz_templates, templates
 from vidmag.params import PHASE_BACKENDS, make_plan
 
+# the shared helpers (vidmag/tests/_backend_support.py), by path: pytest imports with --import-mode=importlib
+_SUPPORT = Path(__file__).with_name("_backend_support.py")
+_spec = importlib.util.spec_from_file_location("_backend_support", _SUPPORT)
+support = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(support)
+
 # small random-looking clips at alpha 10 to 20 clip a little; the warning is another test module's subject
 pytestmark = pytest.mark.filterwarnings("ignore::vidmag.pipelines.SaturationWarning")
 
-PARAMS = {
-    "riesz_butterworth": dict(alpha=20.0, fl=1.0, fh=4.0, sigma=2.0),
-    "riesz_iir": dict(alpha=15.0, r1=0.4, r2=0.05, sigma=1.5),
-    "riesz_ideal": dict(alpha=20.0, fl=1.5, fh=6.0, sigma=2.0),
-}
+PARAMS = support.RIESZ_PARAMS
 ARCHES = ("sm_80", "sm_90", "sm_100")
 
 
-def _within_one(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.shape == want.shape and got.dtype == np.uint8
-    assert np.abs(got.astype(np.int16) - want.astype(np.int16)).max() <= 1
+_within_one = support.within_one
 
 
 def _streamed(clip: np.ndarray, pipeline: str, backend: str, **params) -> np.ndarray:
@@ -74,15 +73,10 @@ def test_vulkan_narrow_and_odd_frames(require_backend, shape):
     # the smallest frames the pipelines take, one side long (mirror borders on levels of 5 samples), and
     # frames whose bytes are not whole 32-bit words
     require_backend("vulkan")
-    clip = np.random.default_rng(6).integers(30, 220, (5, *shape, 3), dtype=np.uint8)
-    params = dict(alpha=10.0, fl=1.0, fh=5.0, sigma=3.0)
-    want = vidmag.magnify(clip, fs=30, pipeline="riesz_butterworth", backend="cpu", **params)
-    _within_one(vidmag.magnify(clip, fs=30, pipeline="riesz_butterworth", backend="vulkan", **params), want)
+    support.check_narrow_and_odd_frames("vulkan", shape)
 
 
 def test_vulkan_retune_mid_stream(require_backend, make_clip):
-    from vidmag._reference.riesz import RieszStream
-
     require_backend("vulkan")
     clip = make_clip(T=9, H=24, W=36, seed=2)
     params = PARAMS["riesz_butterworth"]
@@ -101,30 +95,12 @@ def test_vulkan_retune_mid_stream(require_backend, make_clip):
         assert stream.retune(make_plan("riesz_butterworth", fs=30, compat=None, params=band,
                                        frame_shape=shape))
         got = stream.push(clip[6:])
-    reference = RieszStream("butterworth", fs=30.0, **params)
-    for frame in clip[:4]:
-        reference.push(frame)
-    reference.retune(**{k: changed[k] for k in ("alpha", "sigma", "fl", "fh")})
-    for frame in clip[4:6]:
-        reference.push(frame)
-    reference.retune(**{k: band[k] for k in ("alpha", "sigma", "fl", "fh")})
-    _within_one(got, np.stack([reference.push(frame) for frame in clip[6:]]))
+    _within_one(got, support.reference_after_retunes(clip, params, changed, band, 6))
 
 
 def test_the_live_magnifier_runs_on_vulkan(require_backend, make_clip):
-    from vidmag.live import Magnifier
-
     require_backend("vulkan")
-    clip = make_clip(T=7, H=24, W=36, seed=4)
-    params = PARAMS["riesz_iir"]
-    with Magnifier("riesz_iir", fs=30.0, backend="vulkan", **params) as magnifier:
-        assert magnifier.backend == "vulkan"
-        got = np.stack([magnifier.push(frame) for frame in clip[:4]])
-        magnifier.set_params(alpha=5.0)
-        later = np.stack([magnifier.push(frame) for frame in clip[4:]])
-    _within_one(got, vidmag.magnify(clip[:4], fs=30, pipeline="riesz_iir", backend="cpu", **params))
-    changed = vidmag.magnify(clip, fs=30, pipeline="riesz_iir", backend="vulkan", **{**params, "alpha": 5.0})
-    assert np.array_equal(later, changed[4:])
+    support.check_live_magnifier("vulkan", make_clip(T=7, H=24, W=36, seed=4))
 
 
 def test_every_kernel_tier_backend_is_listed_for_the_riesz_pipelines():
@@ -159,30 +135,14 @@ def nvrtc():
 
 @pytest.mark.parametrize("arch", ARCHES)
 def test_every_riesz_kernel_compiles_with_nvrtc(nvrtc, arch):
-    failures = []
-    for name in riesz_templates.KERNELS:
-        prog = riesz_templates.program(name, "cuda")
-        ok, cubin, log = nvrtc.compile_cubin(prog.source, prog.name, arch, nvrtc.CudaRuntime.options)
-        if not ok or not cubin.startswith(b"\x7fELF"):
-            failures.append(f"{name}: {log[:500]}")
-        elif "warning" in log.lower():
-            failures.append(f"{name} compiles with warnings: {log[:500]}")
+    failures = support.nvrtc_failures(nvrtc, riesz_templates.program, riesz_templates.KERNELS, arch)
     assert not failures, "\n".join(failures)
 
 
 CXX = shutil.which("g++") or shutil.which("clang++")
 
 # the stub of test_metal_backend_msl.py plus the float functions the Riesz kernels call
-STUB = """\
-#pragma once
-// Minimal stand-in for <metal_stdlib>: just enough of MSL's surface for a C++ syntax check.
-#define kernel
-#define device
-#define threadgroup
-#define constant
-typedef unsigned int uint;
-namespace metal {
-struct uint3 { uint x, y, z; };
+STUB = support.MSL_STUB_HEAD + """\
 float sqrt(float);
 float sin(float);
 float cos(float);
@@ -199,13 +159,7 @@ def test_every_riesz_kernel_passes_the_msl_syntax_check(name, tmp_path):
     assert len(signature.params) <= 31  # Metal's argument table
     source = riesz_templates.program(name, "metal").source
     assert "double" not in source and "#include <metal_stdlib>" in source
-    path = tmp_path / f"{name}.metal"
-    path.write_text(source)
-    proc = subprocess.run(
-        [CXX, "-std=c++14", "-fsyntax-only", "-Wall", "-Wno-attributes", "-Wno-unused-variable",
-         "-Wno-unused-parameter", "-Werror", "-x", "c++", "-I", str(tmp_path), str(path)],
-        capture_output=True, text=True, timeout=120,
-    )
+    proc = support.msl_syntax_check(CXX, source, tmp_path / f"{name}.metal", tmp_path)
     assert proc.returncode == 0, proc.stderr[:2000]
 
 

@@ -5,6 +5,7 @@ the linear pipelines' streams still on the backend's fused filter state."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -13,16 +14,18 @@ import pytest
 import vidmag
 from vidmag.params import PHASE_BACKENDS, make_plan
 
+# the shared helpers (vidmag/tests/_backend_support.py), by path: pytest imports with --import-mode=importlib
+_SUPPORT = Path(__file__).with_name("_backend_support.py")
+_spec = importlib.util.spec_from_file_location("_backend_support", _SUPPORT)
+support = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(support)
+
 # small random-looking clips at alpha 10 to 20 clip a little; the warning is another test module's subject
 pytestmark = pytest.mark.filterwarnings("ignore::vidmag.pipelines.SaturationWarning")
 
 CLIPS_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "clips"
 
-PARAMS = {
-    "riesz_butterworth": dict(alpha=20.0, fl=1.0, fh=4.0, sigma=2.0),
-    "riesz_iir": dict(alpha=15.0, r1=0.4, r2=0.05, sigma=1.5),
-    "riesz_ideal": dict(alpha=20.0, fl=1.5, fh=6.0, sigma=2.0),
-}
+PARAMS = support.RIESZ_PARAMS
 
 
 # face.mp4, not baby.mp4: in this crop of baby.mp4 one pixel of riesz_iir comes out 2 levels off in float32
@@ -54,9 +57,7 @@ def clip_of(make_clip):
     return make
 
 
-def _within_one(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.shape == want.shape and got.dtype == np.uint8
-    assert np.abs(got.astype(np.int16) - want.astype(np.int16)).max() <= 1
+_within_one = support.within_one
 
 
 @pytest.mark.parametrize("kind", ["synthetic", "sample"])
@@ -105,8 +106,6 @@ def test_pushes_of_any_size_equal_the_whole_clip_run(require_backend, make_clip)
 
 
 def test_retune_mid_stream_as_torch_and_the_reference_do(require_backend, make_clip):
-    from vidmag._reference.riesz import RieszStream
-
     require_backend("opencl")
     clip = make_clip(T=10, H=24, W=36, seed=2)
     params = PARAMS["riesz_butterworth"]
@@ -125,33 +124,15 @@ def test_retune_mid_stream_as_torch_and_the_reference_do(require_backend, make_c
     assert stream.retune(make_plan("riesz_butterworth", fs=30, compat=None, params=band,
                                    frame_shape=clip.shape[1:]))
     got = stream.push(clip[7:])
-    reference = RieszStream("butterworth", fs=30.0, **params)
-    for frame in clip[:4]:
-        reference.push(frame)
-    reference.retune(**{k: changed[k] for k in ("alpha", "sigma", "fl", "fh")})
-    for frame in clip[4:7]:
-        reference.push(frame)
-    reference.retune(**{k: band[k] for k in ("alpha", "sigma", "fl", "fh")})
-    _within_one(got, np.stack([reference.push(frame) for frame in clip[7:]]))
+    _within_one(got, support.reference_after_retunes(clip, params, changed, band, 7))
     other = make_plan("riesz_iir", fs=30, compat=None, params=PARAMS["riesz_iir"], frame_shape=clip.shape[1:])
     assert not stream.retune(other)  # another pipeline: nothing changes
     stream.close()
 
 
 def test_the_live_magnifier_runs_on_opencl(require_backend, make_clip):
-    from vidmag.live import Magnifier
-
     require_backend("opencl")
-    clip = make_clip(T=8, H=24, W=36, seed=4)
-    params = PARAMS["riesz_iir"]
-    with Magnifier("riesz_iir", fs=30.0, backend="opencl", **params) as magnifier:
-        assert magnifier.backend == "opencl"
-        got = np.stack([magnifier.push(frame) for frame in clip[:4]])
-        magnifier.set_params(alpha=5.0)
-        later = np.stack([magnifier.push(frame) for frame in clip[4:]])
-    _within_one(got, vidmag.magnify(clip[:4], fs=30, pipeline="riesz_iir", backend="cpu", **params))
-    changed = vidmag.magnify(clip, fs=30, pipeline="riesz_iir", backend="opencl", **{**params, "alpha": 5.0})
-    assert np.array_equal(later, changed[4:])
+    support.check_live_magnifier("opencl", make_clip(T=8, H=24, W=36, seed=4))
 
 
 def test_auto_prefers_opencl_to_cpu_and_linear_streams_keep_the_fused_state(require_backend, make_clip):
@@ -175,7 +156,4 @@ def test_narrow_and_odd_frames(require_backend, shape):
     # the smallest frames the pipelines take, one side long: the 8-pixel kernels' borders and row tails, and
     # the one-pixel kernels of levels narrower than 8
     require_backend("opencl")
-    clip = np.random.default_rng(6).integers(30, 220, (5, *shape, 3), dtype=np.uint8)
-    params = dict(alpha=10.0, fl=1.0, fh=5.0, sigma=3.0)
-    want = vidmag.magnify(clip, fs=30, pipeline="riesz_butterworth", backend="cpu", **params)
-    _within_one(vidmag.magnify(clip, fs=30, pipeline="riesz_butterworth", backend="opencl", **params), want)
+    support.check_narrow_and_odd_frames("opencl", shape)
