@@ -133,24 +133,27 @@ def laplacian_on_disk(plan: Plan, source: Source, workdir: str,
         finally:
             os.close(fd)
 
-    def magnified() -> Iterator[np.ndarray]:
-        start = 0
-        for group in groups_of(frames(), size, 1 if plan.mit else 0):  # the MIT code's one-frame lag
-            batch = stages.upload(group)
-            n = batch.shape[0]
-            bands = {level: _take(paths[level], shapes[level], start, n, plan.gains[level], stages)
-                     for level in kept}
-            signal = stages.collapse(bands, plan) if bands else None  # no amplified band: no signal
-            yield from _rendered(stages, batch, signal, plan)
-            start += n
+    def signal(start: int, n: int) -> Any:
+        bands = {level: _take(paths[level], shapes[level], start, n, plan.gains[level], stages)
+                 for level in kept}
+        return stages.collapse(bands, plan) if bands else None  # no amplified band: no signal
 
-    yield from _emit(magnified(), saturation, p["alpha"], progress)
+    yield from _emit(_magnified(stages, frames, size, plan, signal), saturation, p["alpha"], progress)
 
 
-def _rendered(stages: Any, batch: Any, signal: Any, plan: Plan) -> np.ndarray:
-    """The output bytes of a batch of laplacian_ideal's second pass: its frames plus the collapsed signal."""
-    return stages.download(stages.render(batch, signal, plan, kind="expand", gain=1.0,
-                                         chroma=plan.params["chrom_attenuation"]))
+def _magnified(stages: Any, frames: Callable[[], Iterator[np.ndarray]], size: int, plan: Plan,
+               signal: Callable[[int, int], Any]) -> Iterator[np.ndarray]:
+    """laplacian_ideal's second pass: batches of ``size`` frames, each rendered with ``signal(start, n)``
+    (the collapsed bands of frames ``start : start + n``, or None), downloaded."""
+    from vidmag.backend.generic import groups_of
+
+    start = 0
+    for group in groups_of(frames(), size, 1 if plan.mit else 0):  # the MIT code's one-frame lag
+        batch = stages.upload(group)
+        n = batch.shape[0]
+        yield from stages.download(stages.render(batch, signal(start, n), plan, kind="expand", gain=1.0,
+                                                 chroma=plan.params["chrom_attenuation"]))
+        start += n
 
 
 def _filter_block(fd: int, T: int, values: int, c0: int, width: int, ops: Any, p: dict, plan: Plan) -> None:
@@ -288,24 +291,17 @@ def _device_laplacian(plan: Plan, source: Source, workdir: str, stages: Any,
         finally:
             os.close(fd)
 
-    def magnified() -> Iterator[np.ndarray]:
-        start = 0
-        for group in groups_of(frames(), size, 1 if plan.mit else 0):  # the MIT code's one-frame lag
-            batch = stages.upload(group)
-            n = batch.shape[0]
-            signal = None
-            if kept:  # no amplified band: no signal
-                bands = {}
-                for level in kept:
-                    values = int(np.prod(shapes[level]))
-                    host = np.fromfile(paths[level], dtype=np.float32, count=n * values,
-                                       offset=start * values * 4)
-                    bands[level] = put(host.reshape(n, *shapes[level]))
-                signal = stages.collapse(bands, plan)
-            yield from _rendered(stages, batch, signal, plan)
-            start += n
+    def signal(start: int, n: int) -> Any:
+        if not kept:  # no amplified band: no signal
+            return None
+        bands = {}
+        for level in kept:
+            values = int(np.prod(shapes[level]))
+            host = np.fromfile(paths[level], dtype=np.float32, count=n * values, offset=start * values * 4)
+            bands[level] = put(host.reshape(n, *shapes[level]))
+        return stages.collapse(bands, plan)
 
-    yield from _emit(magnified(), saturation, p["alpha"], progress)
+    yield from _emit(_magnified(stages, frames, size, plan, signal), saturation, p["alpha"], progress)
 
 
 def gaussian_tiled(plan: Plan, source: Source, workdir: str, tile: tuple[int, int], *, backend: str = "cpu",
