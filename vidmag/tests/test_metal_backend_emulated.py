@@ -227,6 +227,9 @@ def emulated(require_backend, monkeypatch):
 _within_one = support.within_one
 
 
+# alike test_cuda_backend_emulated.py's test of the same name, kept apart: what each checks of its device
+# differs (here launches batched into few command buffers; there host <-> device copies and the stream
+# against the cpu stream), between the steps they share
 @pytest.mark.parametrize("compat", [None, "mit"])
 @pytest.mark.parametrize("pipeline", PIPELINES)
 def test_whole_clip_and_stream_match_the_reference(pipeline, compat, emulated, make_clip, synthetic_params):

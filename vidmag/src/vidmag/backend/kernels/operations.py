@@ -162,6 +162,8 @@ class KernelOperations:
         return out
 
     # --- space ------------------------------------------------------------------------------------------
+    # four look-alike separable maps, kept apart: each takes its two passes in the reference's order (rows
+    # or columns first), which the float32 results depend on
     def pyramid_reduce(self, frames: DeviceArray) -> DeviceArray:
         h, w = frames.shape[1:3]
         rows = self.map_rows(frames, spatial_taps.reduce(w, "laplacian"))
