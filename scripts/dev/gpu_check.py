@@ -14,7 +14,7 @@
 - ``timing``: batched 1-D and 2-D transforms on resident torch tensors, specux cuda vs torch.fft (cuFFT),
   timed with CUDA events; ratios specux / cuFFT (below 1: specux faster).
 - ``ops``: the generated ops (stft in all output modes, istft, melspectrogram, mfcc, lfcc, chroma_stft,
-  fftconvolve;
+  fftconvolve, and with res_type="polyphase" cqt, vqt, chroma_cqt, icqt, griffinlim_cqt;
   1-D, batched, leading axes, non-contiguous) with ``backend=--backend`` against ``backend="cpu"``
   on the same data, at the bounds of specux/tests/conftest.py: numpy inputs in float32, float64 and float16
   storage (the CPU computes the same half values widened to float32), then cupy arrays and torch CUDA tensors,
@@ -319,6 +319,13 @@ OPS_TOL = {
     ("lfcc", "float32"): 1e-4, ("lfcc", "float64"): 1e-9,
     ("fftconvolve", "float32"): 1e-5, ("fftconvolve", "float64"): 1e-12,
     ("chroma_stft", "float32"): 1e-5, ("chroma_stft", "float64"): 1e-10,
+    # the constant-Q family with res_type="polyphase" (the resampler the device computes as the CPU does;
+    # the soxr qualities are the cqt step's, scripts/dev/cqt_device_accuracy.py)
+    ("cqt", "float32"): 2e-5, ("cqt", "float64"): 1e-12,
+    ("vqt", "float32"): 2e-5, ("vqt", "float64"): 1e-12,
+    ("chroma_cqt", "float32"): 2e-5, ("chroma_cqt", "float64"): 1e-12,
+    ("icqt", "float32"): 2e-6, ("icqt", "float64"): 1e-12,
+    ("griffinlim_cqt", "float32"): 1e-4, ("griffinlim_cqt", "float64"): 1e-12,
 }
 
 
@@ -343,6 +350,7 @@ def _ops_cases(rng) -> list[dict]:
         return rng.standard_normal(shape)
 
     spec = specux.stft(sig(3, 16000), n_fft=512, hop_length=160, backend="cpu")
+    C = specux.cqt(sig(2, 44100), sr=22050, tuning=0.0, res_type="polyphase", backend="cpu")
     spec_odd = specux.stft(sig(2, 6000), n_fft=400, hop_length=100, win_length=320, backend="cpu")
     cases = [
         ("stft", "n_fft=512 hop=160 complex", (sig(3, 16000),),
@@ -387,6 +395,18 @@ def _ops_cases(rng) -> list[dict]:
          lambda a, b: specux.fftconvolve(a[0], a[1], mode="valid", backend=b)),
         ("fftconvolve", "2-D same axes (-2, -1)", (sig(2, 64, 64), sig(1, 9, 9)),
          lambda a, b: specux.fftconvolve(a[0], a[1], mode="same", axes=(-2, -1), backend=b)),
+        ("cqt", "22.05 kHz 84 bins polyphase", (sig(2, 44100),),
+         lambda a, b: specux.cqt(a[0], sr=22050, tuning=0.0, res_type="polyphase", backend=b)),
+        ("vqt", "16 kHz 7 x 36 bins gamma 5 polyphase", (sig(2, 32000),),
+         lambda a, b: specux.vqt(a[0], sr=16000, n_bins=252, bins_per_octave=36, gamma=5.0, tuning=0.0,
+                                 res_type="polyphase", backend=b)),
+        ("chroma_cqt", "22.05 kHz polyphase", (sig(2, 44100),),
+         lambda a, b: specux.chroma_cqt(y=a[0], sr=22050, tuning=0.0, res_type="polyphase", backend=b)),
+        ("icqt", "22.05 kHz 84 bins polyphase", (C,),
+         lambda a, b: specux.icqt(a[0], sr=22050, res_type="polyphase", backend=b)),
+        ("griffinlim_cqt", "22.05 kHz 84 bins polyphase, 4 iterations", (np.abs(C),),
+         lambda a, b: specux.griffinlim_cqt(a[0], sr=22050, n_iter=4, res_type="polyphase", random_state=0,
+                                            backend=b)),
     ]
     return [{"op": op, "what": what, "arrays": arrays, "call": call} for op, what, arrays, call in cases]
 
@@ -437,7 +457,8 @@ def step_ops(out: Path, backend: str = "cuda") -> int:
         print(f"backend {backend} unavailable: {info.unavailable_reason}", flush=True)
         _write(out, "ops.json", {"backend": backend, "unavailable": info.unavailable_reason})
         return 1
-    generated = ("stft", "istft", "melspectrogram", "mfcc", "lfcc", "chroma_stft", "fftconvolve")
+    generated = ("stft", "istft", "melspectrogram", "mfcc", "lfcc", "chroma_stft", "fftconvolve", "cqt",
+                 "vqt", "chroma_cqt", "icqt", "griffinlim_cqt")
     missing = [op for op in generated if op not in info.ops]
     print(f"backend {backend} serves {', '.join(info.ops)}; not served: {', '.join(missing) or 'none'}",
           flush=True)
