@@ -123,15 +123,10 @@ def laplacian_on_disk(plan: Plan, source: Source, workdir: str,
     T = (frames.count or 0) - (MIT_UNREAD_TAIL if plan.mit else 0)
     if T <= 0:
         return
+    ops = stages.ops
     for level in kept:
-        values = int(np.prod(shapes[level]))
-        step = max(1, _BLOCK_VALUES // T)
-        fd = os.open(paths[level], os.O_RDWR)
-        try:
-            for c0 in range(0, values, step):
-                _filter_block(fd, T, values, c0, min(step, values - c0), stages.ops, p, plan)
-        finally:
-            os.close(fd)
+        _bandpass_file(paths[level], T, int(np.prod(shapes[level])),
+                       lambda block: ops.ideal_bandpass(block, p["fl"], p["fh"], plan.fs, mit=plan.mit))
 
     def signal(start: int, n: int) -> Any:
         bands = {level: _take(paths[level], shapes[level], start, n, plan.gains[level], stages)
@@ -154,22 +149,6 @@ def _magnified(stages: Any, frames: Callable[[], Iterator[np.ndarray]], size: in
         yield from stages.download(stages.render(batch, signal(start, n), plan, kind="expand", gain=1.0,
                                                  chroma=plan.params["chrom_attenuation"]))
         start += n
-
-
-def _filter_block(fd: int, T: int, values: int, c0: int, width: int, ops: Any, p: dict, plan: Plan) -> None:
-    """Band-pass the series of values ``c0 : c0 + width`` of a (T, values) float64 file, in place.
-
-    Read and written row by row with pread / pwrite rather than through a memory map: a map's pages stay in
-    the resident set while it is open (measured: 610 MB on baby.mp4 with a map per block, against a budget of
-    500 MB), explicit reads hold only the block.
-    """
-    row = width * 8
-    block = np.empty((T, width), dtype=np.float64)
-    for t in range(T):
-        block[t] = np.frombuffer(os.pread(fd, row, (t * values + c0) * 8), dtype=np.float64)
-    filtered = np.ascontiguousarray(ops.ideal_bandpass(block, p["fl"], p["fh"], plan.fs, mit=plan.mit))
-    for t in range(T):
-        os.pwrite(fd, filtered[t].tobytes(), (t * values + c0) * 8)
 
 
 def _take(path: str, shape: tuple[int, ...], start: int, n: int, gain: float, stages: Any) -> np.ndarray:
@@ -271,25 +250,17 @@ def _device_laplacian(plan: Plan, source: Source, workdir: str, stages: Any,
     if T == 0:
         return
     for level in kept:
-        values = int(np.prod(shapes[level]))
+
+        def bandpass(block: np.ndarray, gain: float = plan.gains[level]) -> np.ndarray:
+            width = block.shape[1]
+            stack = stages.concat([put(block.reshape(T, 1, width // 3, 3))])
+            filtered = stages.bandpass(stack, p["fl"], p["fh"], plan.fs, mit=plan.mit, gain=gain)
+            return get(stages.take(filtered, 0, T)).reshape(T, width)
+
         # whole pixels per block (a block goes up as frames of 1 x n pixels); each value's series is filtered
         # alone by the projection along time, so the block's width does not change its numbers
-        step = max(3, _BLOCK_VALUES // T // 3 * 3)
-        fd = os.open(paths[level], os.O_RDWR)
-        try:
-            for c0 in range(0, values, step):
-                width = min(step, values - c0)
-                block = np.empty((T, width), dtype=np.float32)
-                for t in range(T):
-                    block[t] = np.frombuffer(os.pread(fd, width * 4, (t * values + c0) * 4), dtype=np.float32)
-                stack = stages.concat([put(block.reshape(T, 1, width // 3, 3))])
-                filtered = stages.bandpass(stack, p["fl"], p["fh"], plan.fs, mit=plan.mit,
-                                           gain=plan.gains[level])
-                out = get(stages.take(filtered, 0, T)).reshape(T, width)
-                for t in range(T):
-                    os.pwrite(fd, out[t].tobytes(), (t * values + c0) * 4)
-        finally:
-            os.close(fd)
+        _bandpass_file(paths[level], T, int(np.prod(shapes[level])), bandpass, dtype=np.float32,
+                       step=max(3, _BLOCK_VALUES // T // 3 * 3))
 
     def signal(start: int, n: int) -> Any:
         if not kept:  # no amplified band: no signal
@@ -371,20 +342,27 @@ def gaussian_tiled(plan: Plan, source: Source, workdir: str, tile: tuple[int, in
 # order.
 
 
-def _bandpass_file(path: str, T: int, values: int, bandpass: Callable[[np.ndarray], np.ndarray]) -> None:
-    """Band-pass in place the series of a (T, values) float64 file, in blocks of :data:`_BLOCK_VALUES`
-    (pread / pwrite, as :func:`_filter_block`)."""
-    step = max(1, _BLOCK_VALUES // T)
+def _bandpass_file(path: str, T: int, values: int, bandpass: Callable[[np.ndarray], np.ndarray],
+                   dtype: Any = np.float64, step: int | None = None) -> None:
+    """Band-pass in place the series of a (T, values) file of ``dtype``, in blocks of ``step`` values
+    (:data:`_BLOCK_VALUES` in all by default): ``bandpass`` maps a (T, width) block to its filtered values.
+
+    Read and written row by row with pread / pwrite rather than through a memory map: a map's pages stay in
+    the resident set while it is open (measured: 610 MB on baby.mp4 with a map per block, against a budget of
+    500 MB), explicit reads hold only the block.
+    """
+    size = np.dtype(dtype).itemsize
+    step = max(1, _BLOCK_VALUES // T) if step is None else step
     fd = os.open(path, os.O_RDWR)
     try:
         for c0 in range(0, values, step):
             width = min(step, values - c0)
-            block = np.empty((T, width), dtype=np.float64)
+            block = np.empty((T, width), dtype=dtype)
             for t in range(T):
-                block[t] = np.frombuffer(os.pread(fd, width * 8, (t * values + c0) * 8), dtype=np.float64)
-            filtered = np.ascontiguousarray(bandpass(block), dtype=np.float64)
+                block[t] = np.frombuffer(os.pread(fd, width * size, (t * values + c0) * size), dtype=dtype)
+            filtered = np.ascontiguousarray(bandpass(block), dtype=dtype)
             for t in range(T):
-                os.pwrite(fd, filtered[t].tobytes(), (t * values + c0) * 8)
+                os.pwrite(fd, filtered[t].tobytes(), (t * values + c0) * size)
     finally:
         os.close(fd)
 
