@@ -64,12 +64,29 @@ def check_narrow_and_odd_frames(backend: str, shape: tuple[int, int]) -> None:
     within_one(vidmag.magnify(clip, fs=30, pipeline="riesz_butterworth", backend=backend, **params), want)
 
 
-def reference_after_retunes(clip: np.ndarray, params: dict, changed: dict, band: dict,
-                            split: int) -> np.ndarray:
-    """The reference stream's riesz_butterworth frames ``clip[split:]``: ``params`` for frames 0-3, retuned
-    to ``changed`` for frames 4 to ``split - 1``, then to ``band``."""
+def check_retune(stream: Any, clip: np.ndarray, backend: str, split: int) -> None:
+    """A riesz_butterworth ``stream`` on ``backend`` (opened with :data:`RIESZ_PARAMS`), retuned after frame 3
+    to a new alpha and sigma and after frame ``split - 1`` to a new band: the frames between are those of the
+    whole-clip run with the new alpha and sigma, the frames after it within 1 of the reference stream
+    retuned the same way."""
+    import vidmag
     from vidmag._reference.riesz import RieszStream
+    from vidmag.params import make_plan
 
+    params = RIESZ_PARAMS["riesz_butterworth"]
+    changed = {**params, "alpha": 8.0, "sigma": 1.0}
+    want = vidmag.magnify(clip, fs=30, pipeline="riesz_butterworth", backend=backend, **changed)
+    shape = clip.shape[1:]
+    first = stream.push(clip[:4])
+    assert stream.retune(make_plan("riesz_butterworth", fs=30, compat=None, params=changed,
+                                   frame_shape=shape))
+    # alpha and sigma act after the filters: the frames after the change are those of the new run
+    assert np.array_equal(stream.push(clip[4:split]), want[4:split])
+    assert not np.array_equal(first[1:], want[1:4])
+    # a new band re-designs the filters, which go on from the state the old ones left: as the reference
+    band = {**changed, "fh": 6.0}
+    assert stream.retune(make_plan("riesz_butterworth", fs=30, compat=None, params=band, frame_shape=shape))
+    got = stream.push(clip[split:])
     reference = RieszStream("butterworth", fs=30.0, **params)
     for frame in clip[:4]:
         reference.push(frame)
@@ -77,7 +94,7 @@ def reference_after_retunes(clip: np.ndarray, params: dict, changed: dict, band:
     for frame in clip[4:split]:
         reference.push(frame)
     reference.retune(**{k: band[k] for k in ("alpha", "sigma", "fl", "fh")})
-    return np.stack([reference.push(frame) for frame in clip[split:]])
+    within_one(got, np.stack([reference.push(frame) for frame in clip[split:]]))
 
 
 def nvrtc_failures(nvrtc: Any, program: Any, names: Any, arch: str) -> list[str]:
