@@ -624,6 +624,17 @@ def cq_to_chroma(
 # -------------------------------------------------
 
 
+def octave_column_scale(sr: float, octave_sr: float, lengths: np.ndarray, scale: bool) -> np.ndarray:
+    """The per-filter factor an octave's basis is multiplied by, as librosa does: ``sqrt(sr / octave_sr)``
+    (the downsampler multiplied the signal by sqrt(2) per halving), and ``1 / sqrt(length)`` when
+    ``scale``. ``lengths`` are the octave's filter lengths at the full rate. The CPU and the device
+    transforms take it from here."""
+    column_scale = np.full(np.shape(lengths), np.sqrt(sr / octave_sr))
+    if scale:
+        column_scale /= np.sqrt(lengths)
+    return column_scale
+
+
 def _sparsify_mask(basis: np.ndarray, quantile: float) -> np.ndarray:
     """True for the entries kept when, in each row, the smallest-magnitude entries whose total stays below
     ``quantile`` of the row's L1 mass are discarded."""

@@ -184,9 +184,7 @@ def _octave_basis(p: Any, plan: Any, octave: Any) -> tuple[np.ndarray, int]:
         dtype=np.complex128,
         two_sided=p.res_type is None,
     )
-    column_scale = np.full(octave.freqs.size, np.sqrt(plan.sr / octave.sr))
-    if p.scale:
-        column_scale /= np.sqrt(plan.lengths[octave.rows])
+    column_scale = cqf.octave_column_scale(plan.sr, octave.sr, plan.lengths[octave.rows], p.scale)
     return basis * column_scale[:, None], n_fft
 
 

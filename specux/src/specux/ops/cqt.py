@@ -313,11 +313,7 @@ def octave_bases(p: VqtParams, plan: VqtPlan) -> list[tuple[np.ndarray, int]]:
     """(weights (n_fft, 2 k), n_fft) of every octave of ``plan``, top octave first."""
     bases = []
     for octave in plan.octaves:
-        # librosa multiplies the basis by sqrt(sr / sr_octave) (the downsampler multiplied the signal by
-        # sqrt(2) per halving); 1 / sqrt(length) is ``scale``
-        column_scale = np.full(octave.freqs.size, np.sqrt(plan.sr / octave.sr))
-        if p.scale:
-            column_scale /= np.sqrt(plan.lengths[octave.rows])
+        column_scale = cqf.octave_column_scale(plan.sr, octave.sr, plan.lengths[octave.rows], p.scale)
         bases.append(
             cqf.vqt_frame_weights(
                 sr=octave.sr,
