@@ -19,7 +19,7 @@ $(DEMO_STAMP): $(PY) vidmag/pyproject.toml kernelkit/pyproject.toml
 	touch $@
 
 $(TEST_STAMP): $(DEMO_STAMP) specux/pyproject.toml requirements-dev.txt scripts/dev/install_torchaudio.sh
-	$(PIP) install -q -e "kernelkit[opencl]" -e "vidmag[torch,opencl]" -e "specux[torch,opencl]" -r requirements-dev.txt
+	$(PIP) install -q -e "kernelkit[opencl]" -e "vidmag[torch,opencl,face]" -e "specux[torch,opencl]" -r requirements-dev.txt
 	bash scripts/dev/install_torchaudio.sh $(PY)
 	touch $@
 
