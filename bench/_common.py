@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import resource
+import shlex
 import statistics
 import sys
 import time
@@ -201,3 +202,38 @@ def write_json(path: str | os.PathLike[str], data: Any) -> Path:
     tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
     os.replace(tmp, path)
     return path
+
+
+def command_line(script: str, argv: Sequence[str] | None = None) -> str:
+    """The command that ran a bench, as one would type it from the repository root.
+
+    Parameters
+    ----------
+    script : str
+        The bench script's path (its ``__file__``); only its name is kept, under ``bench/``.
+    argv : sequence of str, optional
+        The arguments given to the script's ``main``; None: ``sys.argv[1:]``, what the shell passed.
+
+    Returns
+    -------
+    str
+        ``python bench/NAME.py`` followed by the arguments, quoted for a POSIX shell.
+
+    Examples
+    --------
+    >>> command_line("/repo/bench/specux_fft.py", ["--quick", "--out", "a b.json"])
+    "python bench/specux_fft.py --quick --out 'a b.json'"
+    """
+    args = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    return shlex.join(["python", f"bench/{Path(script).name}", *args])
+
+
+def finish_machine(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` (a :func:`machine` record taken before the run) with the load average at its end added.
+
+    The pair of load averages says how busy the machine was while the bench ran, which a single reading
+    taken at the start does not.
+    """
+    if hasattr(os, "getloadavg"):
+        info["loadavg_end"] = list(os.getloadavg())
+    return info

@@ -6,10 +6,12 @@ runs bench/featurise_to_zarr.py (specux on dask arrays, one task per time chunk 
 ``LocalCluster(n_workers=w, threads_per_worker=1, processes=True)`` for each ``w`` of ``--workers``, after an
 untimed warm-up that starts the workers and imports specux in them. Printed: seconds, the speed-up over the
 loop and the speed-up per worker, and the largest difference between the cluster's features and the loop's
-(relative to each feature's largest magnitude). ``--json PATH`` writes the same.
+(relative to each feature's largest magnitude). ``--out PATH`` (or ``--json PATH``) writes the same, with the
+machine, the library versions and the command.
 
     python bench/specux_dask.py            # 24 files of 20 s, 1 and 2 workers
     python bench/specux_dask.py --quick    # 4 files of 2 s: a smoke run
+    python bench/specux_dask.py --out bench/results/specux_dask.json
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def run(count: int, seconds: float, workers: Sequence[int], chunk_seconds: float
     from dask.distributed import Client, LocalCluster
 
     params = fz.DEFAULT_FEATURES
+    where = _common.machine()  # before the runs: its load average is the one they started under
     with tempfile.TemporaryDirectory(prefix="specux_dask_") as tmp:
         tmp = Path(tmp)
         (tmp / "audio").mkdir()
@@ -111,27 +114,13 @@ def run(count: int, seconds: float, workers: Sequence[int], chunk_seconds: float
         "features": params,
         "loop_seconds": loop_s,
         "cluster": rows,
-        "machine": _common.machine(),
+        "machine": _common.finish_machine(where),
+        "versions": _common.versions(["specux", "dask", "distributed", "zarr", "numpy"]),
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="4 files of 2 s (a smoke run)")
-    parser.add_argument("--files", type=int, default=None)
-    parser.add_argument("--seconds", type=float, default=None, help="length of each file")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--chunk-seconds", type=float, default=None, help="time chunk of each file's array")
-    parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args(argv)
-    count = (4 if args.quick else 24) if args.files is None else args.files
-    seconds = (2.0 if args.quick else 20.0) if args.seconds is None else args.seconds
-    chunk = (1.0 if args.quick else 10.0) if args.chunk_seconds is None else args.chunk_seconds
-    if count < 1 or seconds <= 0 or chunk <= 0 or min(args.workers) < 1:
-        parser.error("--files, --seconds, --chunk-seconds and --workers must be positive")
-    result = run(count, seconds, args.workers, chunk)
-    loop = result["loop_seconds"]
-    print(f"{count} files of {seconds:g} s (mel, mfcc, cqt into Zarr); plain loop {loop:.2f} s")
+def table(result: dict) -> str:
+    """The markdown table of a run (what :func:`run` returns): one row per cluster size."""
     header = ("workers", "seconds", "speed-up", "speed-up per worker", "max rel. diff")
     rows = [
         (
@@ -143,9 +132,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for r in result["cluster"]
     ]
-    print(_common.markdown_table(header, rows))
-    if args.json is not None:
-        print("wrote", _common.write_json(args.json, result))
+    return _common.markdown_table(header, rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="4 files of 2 s (a smoke run)")
+    parser.add_argument("--files", type=int, default=None)
+    parser.add_argument("--seconds", type=float, default=None, help="length of each file")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--chunk-seconds", type=float, default=None, help="time chunk of each file's array")
+    parser.add_argument("--out", "--json", dest="out", type=Path, default=None,
+                        help="write the results as JSON to this path")
+    args = parser.parse_args(argv)
+    count = (4 if args.quick else 24) if args.files is None else args.files
+    seconds = (2.0 if args.quick else 20.0) if args.seconds is None else args.seconds
+    chunk = (1.0 if args.quick else 10.0) if args.chunk_seconds is None else args.chunk_seconds
+    if count < 1 or seconds <= 0 or chunk <= 0 or min(args.workers) < 1:
+        parser.error("--files, --seconds, --chunk-seconds and --workers must be positive")
+    result = run(count, seconds, args.workers, chunk)
+    loop = result["loop_seconds"]
+    print(f"{count} files of {seconds:g} s (mel, mfcc, cqt into Zarr); plain loop {loop:.2f} s")
+    print(table(result))
+    if args.out is not None:
+        result["command"] = _common.command_line(__file__, argv)
+        print("wrote", _common.write_json(args.out, result))
     return 0
 
 

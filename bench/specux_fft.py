@@ -23,7 +23,18 @@ from typing import Any
 
 import numpy as np
 import scipy.fft
-from _common import best_of, fmt_ratio, fmt_seconds, machine, markdown_table, ratio, write_json
+from _common import (
+    best_of,
+    command_line,
+    finish_machine,
+    fmt_ratio,
+    fmt_seconds,
+    machine,
+    markdown_table,
+    ratio,
+    versions,
+    write_json,
+)
 
 import specux
 import specux.fft as sfft
@@ -77,6 +88,48 @@ def _gbps(nbytes: int, seconds: float | None) -> float | None:
     return None if not seconds else nbytes / seconds / 1e9
 
 
+def device_names(backends: list[str]) -> dict[str, str]:
+    """What each device backend ran on, as its runtime names it (an OpenCL platform on a CPU is not a GPU)."""
+    names = {}
+    if "opencl" in backends:
+        try:
+            from kernelkit import opencl
+
+            dev = opencl.default_runtime().device
+            names["opencl"] = f"{dev.platform.name} / {dev.name}"
+        except Exception as exc:  # a label only: the timings above already ran on it
+            names["opencl"] = f"unknown ({type(exc).__name__})"
+    if "cpu" in backends:
+        names["cpu"] = "the host processor (specux's CPU backend)"
+    return names
+
+
+def table(records: list[dict[str, Any]]) -> str:
+    """One row per case and transform, one column per implementation: ``time (time / numpy's)``.
+
+    Parameters
+    ----------
+    records : list of dict
+        The ``results`` of the JSON this script writes.
+
+    Returns
+    -------
+    str
+        A markdown table; the specux columns add the relative L2 error against numpy in float64.
+    """
+    impls = list(dict.fromkeys(k for r in records for k in r["seconds"]))
+    rows = []
+    for r in records:
+        cells = [r["case"], r["op"], "x".join(map(str, r["shape"]))]
+        for impl in impls:
+            t = r["seconds"].get(impl)
+            cell = "-" if t is None else f"{fmt_seconds(t)} ({fmt_ratio(r['ratio_vs_numpy'].get(impl))})"
+            err = r["rel_l2_error"].get(impl)
+            cells.append(cell + (f", err {err:.0e}" if err is not None else ""))
+        rows.append(cells)
+    return markdown_table(["case", "op", "shape", *impls], rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -89,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="write the results as JSON to this path")
     args = parser.parse_args(argv)
 
+    where = machine()  # before the runs: its load average is the one they started under
     available = [b.name for b in specux.backends() if b.available and "fft" in b.ops]
     chosen = available if args.backends is None else [b for b in args.backends.split(",") if b]
     for name in chosen:
@@ -174,10 +228,14 @@ def main(argv: list[str] | None = None) -> int:
             ["case", "op", "shape", "implementation", "time", "GB/s", "/ numpy", "rel L2 err"], rows
         )
     )
+    print("\nbest wall time (time / numpy's; below 1 is faster than numpy), specux: rel. L2 error\n")
+    print(table(records))
     if args.out:
-        path = write_json(
-            args.out, {"machine": machine(), "backends": chosen, "quick": args.quick, "results": records}
-        )
+        data = {"command": command_line(__file__, argv), "machine": finish_machine(where),
+                "versions": versions(["specux", "numpy", "scipy", "torch", "pyopencl"]),
+                "backends": chosen, "devices": device_names(chosen), "quick": args.quick,
+                "repeat": args.repeat, "results": records}
+        path = write_json(args.out, data)
         print(f"\nwrote {path}")
     return 0
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import os
 import sys
 import time
 import traceback
@@ -49,7 +48,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import fmt_ratio, fmt_seconds, interleaved, machine, markdown_table, ratio, versions, write_json
+from _common import (
+    command_line,
+    finish_machine,
+    fmt_ratio,
+    fmt_seconds,
+    interleaved,
+    machine,
+    markdown_table,
+    ratio,
+    versions,
+    write_json,
+)
 
 import specux
 
@@ -591,8 +601,9 @@ def run_case(w: Workload, op: str, libs: Libs, repeat: int, warmup: int, passes:
 # --- reporting --------------------------------------------------------------------------------------------
 
 
-def peer_label(name: str, libs: Libs) -> str:
-    return "cupyx (cuda)" if name == "cupyx" else f"{name} ({libs.device})"
+def peer_label(name: str, device: str) -> str:
+    """A peer's column heading: its name and the torch device it ran on."""
+    return "cupyx (cuda)" if name == "cupyx" else f"{name} ({device})"
 
 
 def _peak_cell(r: dict[str, Any], copy: float | None) -> str:
@@ -604,10 +615,14 @@ def _peak_cell(r: dict[str, Any], copy: float | None) -> str:
     return f"unknown ({100 * r['gbps'] * 1e9 / copy:.2g} % of copy)" if copy else "unknown"
 
 
-def table(rows: list[dict[str, Any]], libs: Libs, copy: float | None) -> str:
+def table(rows: list[dict[str, Any]], device: str, copy: float | None) -> str:
+    """The markdown table of ``rows`` (the JSON's ``results``); ``device``: the torch peers' device.
+
+    ``copy`` is the measured device-to-device copy in bytes/s (the proxy for an unknown peak), or None.
+    """
     present = [p for p in PEERS if any(p in r["seconds"] for r in rows)]
     header = ["data", "op", "pass", "specux input", "specux", "GB/s", "% of peak", "err vs cpu",
-              *(peer_label(p, libs) for p in present), "fastest peer", "specux / fastest"]
+              *(peer_label(p, device) for p in present), "fastest peer", "specux / fastest"]
     body = []
     for r in rows:
         mine = r["seconds"].get("specux")
@@ -710,9 +725,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# {w.describe()}", file=sys.stderr, flush=True)
         for op in ops:
             rows += run_case(w, op, libs, repeat, args.warmup, passes, peak)
-    meta["machine"]["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    finish_machine(meta["machine"])
     goal = goals(rows, backend)
-    write_json(args.out, {"meta": meta, "results": rows, "goals": goal})
+    write_json(args.out, {"command": command_line(__file__, argv), "meta": meta, "results": rows,
+                          "goals": goal})
 
     m = meta["machine"]
     print(f"specux GPU benchmark, {m['date_utc']}: backend {backend} on {dev['name']} (host {m['cpu']}, "
@@ -745,7 +761,7 @@ def main(argv: list[str] | None = None) -> int:
           "cells: time (specux / peer), below 1: specux is faster; GB/s: input read + output written once, "
           f"over the faster of specux's synchronised call and {QUEUED_CALLS} calls queued behind one "
           "synchronisation (JSON: specux_queued_seconds_per_call)\n")
-    print(table(rows, libs, dev["copy_bytes_per_s"]))
+    print(table(rows, libs.device, dev["copy_bytes_per_s"]))
     na = sorted({f"{r['op']} {r['pass']}: {v}" for r in rows for k, v in r["not_applicable"].items()
                  if k == "specux"})
     if na:

@@ -33,6 +33,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (
+    command_line,
+    finish_machine,
     fmt_ratio,
     fmt_seconds,
     in_blocks,
@@ -142,6 +144,26 @@ def tensor_overhead(torch: Any, repeat: int) -> list[dict[str, Any]]:
     return rows
 
 
+def table(rows: list[dict[str, Any]]) -> str:
+    """The markdown table of the cases (the JSON's ``rows``): specux's time, the peer's and their ratio."""
+    body = [[r["case"], r["mode"], fmt_seconds(r["specux"]),
+             f"{r['peer']}: {fmt_seconds(r['peer_time'])}" if r["peer"] else "-", fmt_ratio(r["ratio"])]
+            for r in rows]
+    return markdown_table(["case", "mode", "specux", "peer", "specux / peer"], body)
+
+
+def overhead_table(overhead: list[dict[str, Any]]) -> str:
+    """The markdown table of the torch-tensor overhead (the JSON's ``tensor_overhead``), with the goal."""
+    return markdown_table(
+        ["mode", "torch tensor", "numpy array", "tensor / numpy", "(median)", "(CPU time)",
+         "goal (best wall / CPU)"],
+        [[r["mode"], fmt_seconds(r["tensor"]), fmt_seconds(r["numpy"]), fmt_ratio(r["ratio"]),
+          fmt_ratio(r["ratio_median"]), fmt_ratio(r["ratio_cpu"]),
+          " / ".join("met" if q <= OVERHEAD_GOAL else "NOT MET" for q in (r["ratio"], r["ratio_cpu"]))]
+         for r in overhead],
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
@@ -152,8 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     import torch
 
+    m = machine()  # before the runs: its load average is the one they started under
     x = torch.randn(8, 32768, generator=torch.Generator().manual_seed(0))
-    rows, out = [], []
+    out = []
     for name, impls in ({} if args.only_overhead else cases(torch)).items():
         for mode in ("forward", "forward + backward"):
             def run(f, mode=mode):
@@ -168,31 +191,23 @@ def main(argv: list[str] | None = None) -> int:
             spec = times["specux"]["best"]
             peer = next((k for k in impls if k != "specux"), None)
             ratio = spec / times[peer]["best"] if peer else None
-            peer_cell = f"{peer}: {fmt_seconds(times[peer]['best'])}" if peer else "-"
-            rows.append([name, mode, fmt_seconds(spec), peer_cell, fmt_ratio(ratio)])
             out.append({"case": name, "mode": mode, "specux": spec, "peer": peer,
                         "peer_time": times[peer]["best"] if peer else None, "ratio": ratio})
-    if rows:
-        print(markdown_table(["case", "mode", "specux", "peer", "specux / peer"], rows))
+    if out:
+        print(table(out))
     overhead = tensor_overhead(torch, args.overhead_repeat)
-    m = machine()
+    finish_machine(m)
     print(f"\nspecux.stft of a {OVERHEAD_SHAPE[0]} x {OVERHEAD_SHAPE[1]:,} float32 batch "
           f"(n_fft {OVERHEAD_N_FFT}, hop {OVERHEAD_HOP}): a torch CPU tensor against a numpy array of the "
           f"same data, on {m['cpu']} "
           f"({m['usable_cores']} cores), best of {args.overhead_repeat} calls in turns; goal: tensor / numpy "
           f"<= {OVERHEAD_GOAL:.2f}\n")
-    print(markdown_table(
-        ["mode", "torch tensor", "numpy array", "tensor / numpy", "(median)", "(CPU time)",
-         "goal (best wall / CPU)"],
-        [[r["mode"], fmt_seconds(r["tensor"]), fmt_seconds(r["numpy"]), fmt_ratio(r["ratio"]),
-          fmt_ratio(r["ratio_median"]), fmt_ratio(r["ratio_cpu"]),
-          " / ".join("met" if q <= OVERHEAD_GOAL else "NOT MET" for q in (r["ratio"], r["ratio_cpu"]))]
-         for r in overhead],
-    ))
+    print(overhead_table(overhead))
     meta = {"machine": m, "versions": versions(["specux", "torch", "torchaudio", "numpy", "scipy"]),
             "threads": torch.get_num_threads(), "repeat": args.repeat,
-            "overhead_repeat": args.overhead_repeat}
-    print(f"\nJSON: {write_json(args.out, {'meta': meta, 'rows': out, 'tensor_overhead': overhead})}")
+            "overhead_repeat": args.overhead_repeat, "only_overhead": args.only_overhead}
+    data = {"command": command_line(__file__, argv), "meta": meta, "rows": out, "tensor_overhead": overhead}
+    print(f"\nJSON: {write_json(args.out, data)}")
     return 0
 
 

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, markdown_table, peak_rss_mb, write_json
+from _common import command_line, finish_machine, machine, markdown_table, peak_rss_mb, versions, write_json
 from vidmag_reference import trimmed_copy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,6 +115,11 @@ def _row(r: dict) -> list:
 HEADER = ["clip", "pipeline", "backend", "memory", "route", "peak RSS", "wall time", "goal"]
 
 
+def table(rows: list[dict]) -> str:
+    """The markdown table of the cases (the JSON's ``rows``), each against its clip's goal."""
+    return markdown_table(HEADER, [_row(r) for r in rows])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -144,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown pipeline(s) {unknown} or clips {kinds}: choose from {list(PIPELINE_OPTIONS)}, "
                      f"{list(GOALS_MB)}")
     width, _, height = args.size.lower().partition("x")
+    where = machine()  # before the runs: its load average is the one they started under
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="vidmag-memory-") as directory:
         clips = {}
@@ -170,12 +176,13 @@ def main(argv: list[str] | None = None) -> int:
                     row = _child(case, args.timeout)
                     rows.append(row)
                     print(" | ".join(str(c) for c in _row(row)), file=sys.stderr, flush=True)
-    table = markdown_table(HEADER, [_row(r) for r in rows])
-    print(table)
+    print(table(rows))
     print(f"\ngoals: every pipeline <= {GOALS_MB['baby']} MB on baby.mp4, <= {GOALS_MB['large']:,} MB on the "
           "large clip (10 minutes of 1080p in the issue)")
-    write_json(args.out, {"bench": "vidmag_memory", "machine": machine(), "argv": sys.argv[1:] if argv is None
-                          else argv, "rows": rows})
+    write_json(args.out, {"bench": "vidmag_memory", "command": command_line(__file__, argv),
+                          "machine": finish_machine(where),
+                          "versions": versions(["vidmag", "numpy", "scipy", "av", "torch", "pyopencl"]),
+                          "argv": sys.argv[1:] if argv is None else argv, "rows": rows})
     return 0
 
 

@@ -7,10 +7,11 @@ laplacian_butterworth: face2_motion, laplacian_iir: baby) on face.mp4 and baby.m
 - ``file``: ``vidmag.magnify_file`` end to end (decode + magnify + H.264 encode), timed as a whole.
 
 Every case runs in its own Python process, so the peak resident memory (``ru_maxrss``) is that case's alone.
-The table is printed and saved as JSON.
+The table is printed and saved as JSON, with the machine, the library versions and the command.
 
     .venv/bin/python bench/vidmag_reference.py                       # full clips, cpu backend
     .venv/bin/python bench/vidmag_reference.py --frames 60 --backend auto --out /tmp/bench.json
+    .venv/bin/python bench/vidmag_reference.py --backend cpu,opencl,vulkan --modes magnify  # side by side
 """
 
 from __future__ import annotations
@@ -18,16 +19,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import peak_rss_mb
+from _common import command_line, finish_machine, machine, markdown_table, peak_rss_mb, versions, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIPS = ROOT.parent / "shared" / "data" / "clips"
@@ -94,10 +93,55 @@ def run_case(case: dict) -> dict:
     }
 
 
-def main() -> None:
+def table(results: list[dict]) -> str:
+    """The markdown table of the cases: one row per clip, pipeline and backend, two columns per mode."""
+    modes = list(dict.fromkeys(r["mode"] for r in results))
+    def key(r: dict) -> tuple:
+        return r["clip"], r["pipeline"], r["preset"], r["backend"]
+
+    keys = list(dict.fromkeys(key(r) for r in results))
+    header = ["clip", "pipeline (preset)", "backend", "frames"]
+    for mode in modes:
+        header += [f"`{mode}`: peak RSS", f"`{mode}`: frames/s"]
+    rows = []
+    for clip, pipeline, preset, backend in keys:
+        cases = {r["mode"]: r for r in results if key(r) == (clip, pipeline, preset, backend)}
+        frames = next((str(r["frames"]) for r in cases.values() if "frames" in r), "-")
+        cells = [clip, f"{pipeline} ({preset})", backend, frames]
+        for mode in modes:
+            r = cases.get(mode)
+            if r is None:
+                cells += ["-", "-"]
+            elif "error" in r:
+                cells += [f"error: {r['error'][:80]}", "-"]
+            else:
+                cells += [f"{r['peak_rss_mb']:,.0f} MB", f"{r['frames_per_s']:.1f}"]
+        rows.append(cells)
+    return markdown_table(header, rows)
+
+
+def seconds_table(results: list[dict], mode: str = "magnify") -> str:
+    """Seconds of one mode's cases: one row per backend, one column per clip and pipeline (preset)."""
+    cases = [r for r in results if r["mode"] == mode]
+    columns = list(dict.fromkeys((r["clip"], r["pipeline"], r["preset"]) for r in cases))
+    backends = list(dict.fromkeys(r["backend"] for r in cases))
+    rows = []
+    for backend in backends:
+        cells = [backend]
+        for clip, pipeline, preset in columns:
+            r = next((r for r in cases if (r["clip"], r["pipeline"], r["preset"], r["backend"])
+                      == (clip, pipeline, preset, backend)), None)
+            cells.append("-" if r is None else "error" if "error" in r else f"{r['seconds']:.2f} s")
+        rows.append(cells)
+    header = ["backend", *(f"`{clip}.mp4`, {pipeline} ({preset})" for clip, pipeline, preset in columns)]
+    return markdown_table(header, rows)
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--backend", default="cpu", help="backend or 'auto' (default cpu, the reference)")
+    parser.add_argument("--backend", default="cpu",
+                        help="backend, 'auto', or several separated by commas (default cpu, the reference)")
     parser.add_argument("--frames", type=int, default=None, help="use only the first N frames of each clip")
     parser.add_argument("--clips-dir", default=str(CLIPS), help="directory of the sample clips")
     parser.add_argument("--clips", nargs="+", default=["face", "baby"], help="clip names (default face baby)")
@@ -107,13 +151,14 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "vidmag_reference.json"),
                         help="where to write the JSON results")
     parser.add_argument("--case", help=argparse.SUPPRESS)  # internal: run one case (JSON) in this process
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     if args.case:
         print(json.dumps(run_case(json.loads(args.case))))
         return
 
     results = []
+    where = machine()  # before the runs: its load average is the one they started under
     print(_header(), flush=True)
     with tempfile.TemporaryDirectory() as directory:
         sources = {}
@@ -122,11 +167,12 @@ def main() -> None:
             if not path.exists():
                 sys.exit(f"vidmag_reference: clip not found: {path}")
             sources[clip] = trimmed_copy(path, args.frames, directory) if args.frames else path
+        backends = [b.strip() for b in args.backend.split(",") if b.strip()]
         for clip, src in sources.items():
             for pipeline in args.pipelines:
-                for mode in args.modes:
+                for mode, backend in ((m, b) for m in args.modes for b in backends):
                     case = {"clip": clip, "pipeline": pipeline, "preset": PIPELINE_PRESETS[pipeline],
-                            "mode": mode, "backend": args.backend, "src": str(src)}
+                            "mode": mode, "backend": backend, "src": str(src)}
                     done = subprocess.run([sys.executable, __file__, "--case", json.dumps(case)],
                                           capture_output=True, text=True)
                     if done.returncode != 0:
@@ -139,16 +185,16 @@ def main() -> None:
                     print(_row(result), flush=True)
 
     report = {
-        "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                    "cpus": os.cpu_count()},
+        "bench": "vidmag_reference",
+        "command": command_line(__file__, argv),
+        "machine": finish_machine(where),
+        "versions": versions(["vidmag", "numpy", "scipy", "av", "torch", "pyopencl"]),
         "frames_limit": args.frames,
         "results": results,
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(f"\nwrote {out}")
+    print()
+    print(table(results))
+    print(f"\nwrote {write_json(args.out, report)}")
 
 
 def _header() -> str:
