@@ -17,6 +17,7 @@ machine, the library versions and the command.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import tempfile
 import time
@@ -32,6 +33,20 @@ import featurise_to_zarr as fz
 import specux
 
 SR = 22050
+#: bench/featurise_to_zarr.py itself: ``client.upload_file`` re-imports the module in this process (the
+#: LocalCluster's scheduler runs here) from the scheduler's scratch directory, which goes with the cluster
+FZ_FILE = Path(fz.__file__).resolve()
+
+
+def _featurise_module():
+    """featurise_to_zarr loaded from bench/ for a new cluster (whose upload_file reads the module's file)."""
+    if Path(fz.__file__).resolve() == FZ_FILE:
+        return fz
+    spec = importlib.util.spec_from_file_location("featurise_to_zarr", FZ_FILE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def make_files(directory: Path, count: int, seconds: float) -> list[Path]:
@@ -92,9 +107,10 @@ def run(count: int, seconds: float, workers: Sequence[int], chunk_seconds: float
         for w in workers:
             cluster = LocalCluster(n_workers=w, threads_per_worker=1, processes=True, dashboard_address=":0")
             with cluster, Client(cluster) as client:
-                fz.featurise(paths[:w], tmp / f"warm{w}.zarr", client=client, chunk_seconds=chunk_seconds)
+                featurise = _featurise_module().featurise
+                featurise(paths[:w], tmp / f"warm{w}.zarr", client=client, chunk_seconds=chunk_seconds)
                 t0 = time.perf_counter()
-                fz.featurise(paths, tmp / f"cluster{w}.zarr", client=client, chunk_seconds=chunk_seconds)
+                featurise(paths, tmp / f"cluster{w}.zarr", client=client, chunk_seconds=chunk_seconds)
                 seconds_w = time.perf_counter() - t0
             err = largest_difference(tmp / f"cluster{w}.zarr", tmp / "loop.zarr", paths, params)
             speedup = loop_s / seconds_w
