@@ -27,12 +27,19 @@ between bins by a parabola through the log magnitudes. The quality index is de H
 estimated rate in place of a reference: the power within ``max(0.1 Hz, 2 / duration)`` of the rate and of
 twice the rate, over the rest of the band's power, in dB (the half-width covers the Hann window's main lobe).
 
-No face detector is shipped: give the region as a rectangle, or as a callable that finds it in the first
-frame (a detector of your choice, for example OpenCV's or MediaPipe's).
+The region of interest (``roi=``) is a rectangle ``(x, y, w, h)``; a callable that finds one in the first
+frame (a detector of your choice); or ``"face"``: a face found by OpenCV's Haar cascade (vidmag's optional
+``face`` extra, ``pip install -e "./vidmag[face]"``), its largest on the first frame, re-detected every second
+and smoothed, and the forehead above its brows read (:mod:`vidmag.face` says why the forehead, and how the
+region follows the face). A :class:`vidmag.face.FaceTracker` made with other settings (the cheeks, another
+detection period) may be given in its place. Offline, a clip whose first frame shows no face is refused
+(:class:`vidmag.face.FaceNotFoundError`); a live :class:`PulseMeter` waits for a face instead. Neither ever
+reads the whole frame in place of a face.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from collections.abc import Callable, Iterable
@@ -42,6 +49,7 @@ from typing import Any, Union
 import numpy as np
 from scipy import signal as sps
 
+from vidmag.face import FaceNotFoundError, FaceTracker
 from vidmag.params import check_number
 
 __all__ = [
@@ -64,8 +72,14 @@ METHOD_WINDOW_S = 1.6
 _BAND_ORDER = 3
 _MIN_HALF_WIDTH_HZ = 0.1
 
-#: A region: a rectangle (x, y, w, h), a callable that finds one in a frame, or None (the whole frame).
-Roi = Union[tuple[int, int, int, int], Callable[[np.ndarray], tuple[int, int, int, int]], None]  # noqa: UP007
+#: The value of ``roi=`` that finds and follows a face (:class:`vidmag.face.FaceTracker`).
+FACE = "face"
+
+#: A region: a rectangle (x, y, w, h), a callable that finds one in a frame, "face" or a
+#: :class:`vidmag.face.FaceTracker` (a face followed through the frames), or None (the whole frame).
+Roi = Union[  # noqa: UP007
+    tuple[int, int, int, int], Callable[[np.ndarray], tuple[int, int, int, int]], str, FaceTracker, None
+]
 
 
 @dataclass(frozen=True)
@@ -87,12 +101,14 @@ class PulseEstimate:
     method : str
         One of :data:`METHODS`.
     roi : tuple of int or None
-        The region ``(x, y, w, h)`` that was read; None when the estimate was made from a trace
-        (:func:`from_trace`).
+        The region ``(x, y, w, h)`` that was read (for a face followed through the clip, its region on the
+        first frame); None when the estimate was made from a trace (:func:`from_trace`).
     times : numpy.ndarray
         (K,) centre of each analysis window, s from the first frame. Without ``window``, one entry: the clip.
     bpm_series, quality_series : numpy.ndarray
         (K,) the rate and the quality of each window.
+    roi_track : numpy.ndarray or None
+        (T, 4) int, the region read at each frame, when it followed a face (``roi="face"``); else None.
 
     Examples
     --------
@@ -115,6 +131,7 @@ class PulseEstimate:
     times: np.ndarray
     bpm_series: np.ndarray
     quality_series: np.ndarray
+    roi_track: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -186,10 +203,26 @@ def _check_band(band: Any, fs: float) -> tuple[float, float]:
     return low, high
 
 
+def _face_tracker(roi: Any) -> FaceTracker | None:
+    """The tracker `roi` asks for ("face": a new one with the defaults), or None for any other region."""
+    if isinstance(roi, FaceTracker):
+        return roi
+    if isinstance(roi, str):
+        if roi != FACE:
+            raise ValueError(
+                f"roi as a string must be {FACE!r} (a face found and followed; needs the face extra), "
+                f"got {roi!r}"
+            )
+        return FaceTracker()
+    return None
+
+
 def _roi_form(roi: Any) -> tuple[int, int, int, int]:
     # A rectangle's form, before any frame says whether it fits.
     if isinstance(roi, (str, bytes)) or not isinstance(roi, Iterable):
-        raise TypeError(f"roi must be None, a rectangle (x, y, w, h) in pixels or a callable, got {roi!r}")
+        raise TypeError(
+            f"roi must be None, a rectangle (x, y, w, h) in pixels, a callable or {FACE!r}, got {roi!r}"
+        )
     values = tuple(roi)
     if len(values) != 4 or not all(
         isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in values
@@ -262,7 +295,9 @@ def min_frames(fs: float, band: tuple[float, float] = (0.7, 4.0)) -> int:
 # --- the trace ---------------------------------------------------------------------------------------------
 
 
-def roi_means(frames: np.ndarray | Iterable[np.ndarray], roi: Roi = None) -> tuple[np.ndarray, tuple]:
+def roi_means(
+    frames: np.ndarray | Iterable[np.ndarray], roi: Roi = None, *, fs: float | None = None
+) -> tuple[np.ndarray, tuple]:
     """The region's mean colour per frame.
 
     Parameters
@@ -270,16 +305,31 @@ def roi_means(frames: np.ndarray | Iterable[np.ndarray], roi: Roi = None) -> tup
     frames : numpy.ndarray or iterable of numpy.ndarray
         (T, H, W, 3) RGB, integers or floats, or an iterable of (H, W, 3) frames (read one at a time, so a
         clip need not be held in memory: ``vidmag.io.read_frames(path)`` will do).
-    roi : tuple of int or callable, optional
-        ``(x, y, w, h)`` in pixels (x, y: top-left corner), or a callable ``frame -> (x, y, w, h)`` called on
-        the first frame. None: the whole frame.
+    roi : tuple of int, callable, "face" or vidmag.face.FaceTracker, optional
+        ``(x, y, w, h)`` in pixels (x, y: top-left corner); a callable ``frame -> (x, y, w, h)`` called on
+        the first frame; ``"face"`` or a :class:`~vidmag.face.FaceTracker`: the patch of a face followed
+        from frame to frame (needs `fs`). None: the whole frame.
+    fs : float, optional
+        Frame rate, Hz; needed only to follow a face (its re-detections are so many seconds apart).
 
     Returns
     -------
     trace : numpy.ndarray
         (T, 3) float64.
     roi : tuple of int
-        The rectangle read.
+        The rectangle read (of a face followed: on the first frame).
+
+    Raises
+    ------
+    vidmag.face.FaceNotFoundError
+        ``roi="face"`` and the detector finds no face in the first frame (a ValueError).
+    ImportError
+        ``roi="face"`` without the ``face`` extra (the message says how to install it).
+
+    See Also
+    --------
+    estimate : the rate from these means.
+    vidmag.face.FaceTracker : how a face is followed.
 
     Examples
     --------
@@ -293,29 +343,56 @@ def roi_means(frames: np.ndarray | Iterable[np.ndarray], roi: Roi = None) -> tup
     >>> trace[0]
     array([100., 200., 100.])
     """
+    trace, rect, _ = _trace(frames, roi, fs)
+    return trace, rect
+
+
+def _trace(
+    frames: np.ndarray | Iterable[np.ndarray], roi: Roi, fs: float | None
+) -> tuple[np.ndarray, tuple[int, int, int, int], np.ndarray | None]:
+    """(T, 3) means, the first frame's rectangle, and the (T, 4) rectangles of a face followed (else None)."""
+    tracker = _face_tracker(roi)
+    if tracker is not None:
+        if fs is None:
+            raise ValueError("roi='face' needs fs, the frame rate: the face is re-detected every few seconds")
+        fs = _check_fs(fs)
+        tracker.reset()
     if isinstance(frames, np.ndarray):
         if frames.ndim != 4 or frames.shape[3] != 3:
             raise ValueError(f"frames must have shape (T, H, W, 3), got {frames.shape}")
         if frames.shape[0] == 0:
             raise ValueError("frames must hold at least one frame, got none")
         _check_frame(frames[0], "frames[0]", None)
-        rect = _check_roi(roi, frames[0])
-        x, y, w, h = rect
-        return frames[:, y : y + h, x : x + w].mean(axis=(1, 2), dtype=np.float64), rect
-    if isinstance(frames, (str, bytes)) or not isinstance(frames, Iterable):
+        if tracker is None:
+            rect = _check_roi(roi, frames[0])
+            x, y, w, h = rect
+            return frames[:, y : y + h, x : x + w].mean(axis=(1, 2), dtype=np.float64), rect, None
+    elif isinstance(frames, (str, bytes)) or not isinstance(frames, Iterable):
         raise TypeError(f"frames must be an array (T, H, W, 3) or an iterable of frames, got {type(frames)}")
     means: list[np.ndarray] = []
+    track: list[tuple[int, int, int, int]] = []
     shape = None
     rect = (0, 0, 0, 0)
     for k, frame in enumerate(frames):
         frame = _check_frame(frame, f"frames[{k}]", shape)
+        if tracker is not None:
+            found = tracker.update(frame, k / fs)
+            if found is None:
+                raise FaceNotFoundError(
+                    "roi='face': the face detector (OpenCV's frontal-face Haar cascade) found no face in "
+                    "the first frame; give the region as a rectangle (x, y, w, h), or a clip that starts on "
+                    "a face"
+                )
+            x, y, w, h = found
+            track.append(found)
         if shape is None:
-            shape, rect = frame.shape, _check_roi(roi, frame)
+            shape = frame.shape
+            rect = _check_roi(roi, frame) if tracker is None else track[0]
             x, y, w, h = rect
         means.append(frame[y : y + h, x : x + w].mean(axis=(0, 1), dtype=np.float64))
     if not means:
         raise ValueError("frames must hold at least one frame, got none")
-    return np.stack(means), rect
+    return np.stack(means), rect, (np.array(track, dtype=np.int64) if tracker is not None else None)
 
 
 # --- methods -----------------------------------------------------------------------------------------------
@@ -617,10 +694,12 @@ def estimate(
         default band: two cycles of its low edge).
     fs : float
         Frame rate, Hz.
-    roi : tuple of int or callable, optional
-        The region ``(x, y, w, h)`` in pixels (x, y: top-left corner), inside the frame; or a callable
-        ``frame -> (x, y, w, h)`` (a face detector) called on the first frame. None: the whole frame, which
-        works only when the frame is mostly skin.
+    roi : tuple of int, callable, "face" or vidmag.face.FaceTracker, optional
+        The region ``(x, y, w, h)`` in pixels (x, y: top-left corner), inside the frame; a callable
+        ``frame -> (x, y, w, h)`` (a detector of your own) called on the first frame; or ``"face"``: the
+        forehead of the largest face on the first frame, followed through the clip (the ``face`` extra;
+        :class:`vidmag.face.FaceTracker` for other settings, and the module's description for the choice of
+        patch). None: the whole frame, which works only when the frame is mostly skin.
     method : {"pos", "chrom", "green"}
         See the module's description.
     band : pair of float
@@ -642,7 +721,10 @@ def estimate(
         A parameter of the wrong type (named).
     ValueError
         A parameter out of range (named, with the range): an unknown method, a band outside (0, fs / 2), a
-        region outside the frame, too few frames for one estimate, a window longer than the clip.
+        region outside the frame, too few frames for one estimate, a window longer than the clip; with
+        ``roi="face"``, no face in the first frame (:class:`vidmag.face.FaceNotFoundError`).
+    ImportError
+        ``roi="face"`` without the ``face`` extra; the message gives ``pip install -e "./vidmag[face]"``.
 
     Notes
     -----
@@ -661,8 +743,9 @@ def estimate(
     fs = _check_fs(fs)
     method = _check_method(method)
     band = _check_band(band, fs)
-    trace, rect = roi_means(frames, roi)
-    return from_trace(trace, fs, method, band=band, window=window, step=step, roi=rect)
+    trace, rect, track = _trace(frames, roi, fs)
+    result = from_trace(trace, fs, method, band=band, window=window, step=step, roi=rect)
+    return result if track is None else dataclasses.replace(result, roi_track=track)
 
 
 # --- streaming ---------------------------------------------------------------------------------------------
@@ -675,12 +758,19 @@ class PulseMeter:
     in a ring of `window_s` seconds; every `update_s` seconds, once the ring is full, the method runs over it
     (:func:`from_trace` of the window) and :meth:`push` returns a :class:`PulseReading`.
 
+    With ``roi="face"`` (or a :class:`vidmag.face.FaceTracker`) the region follows the face: the detector
+    runs on the first frame and every second after (a few tens of milliseconds on that frame), and the region
+    moves only when the face does (:mod:`vidmag.face`). Until a face is found the meter takes no frames (it
+    looks again every quarter of a second) and returns no reading: it never reads the whole frame instead.
+    When a face found before is lost, the last region is kept and :meth:`roi_status` says ``"lost"``.
+
     Parameters
     ----------
     fs : float
         Frame rate of the stream, Hz.
-    roi : tuple of int or callable, optional
-        As in :func:`estimate`; checked against (or a callable called on) the first frame pushed.
+    roi : tuple of int, callable, "face" or vidmag.face.FaceTracker, optional
+        As in :func:`estimate`; a rectangle is checked against (or a callable called on) the first frame
+        pushed. None: the whole frame.
     method : {"pos", "chrom", "green"}
         See the module's description.
     window_s : float
@@ -690,6 +780,16 @@ class PulseMeter:
     band : pair of float
         As in :func:`estimate`.
 
+    Raises
+    ------
+    ImportError
+        ``roi="face"`` without the ``face`` extra (the message gives the command that installs it).
+
+    See Also
+    --------
+    estimate : the same over a whole clip.
+    vidmag.face.FaceTracker : how a face is followed.
+
     Examples
     --------
     >>> from vidmag import pulse, synthetic
@@ -698,6 +798,8 @@ class PulseMeter:
     >>> readings = [r for r in map(meter.push, scene) if r is not None]
     >>> round(readings[-1].bpm)
     72
+    >>> meter.roi_status()
+    {'source': 'rectangle', 'roi': [54, 23, 52, 69]}
     """
 
     def __init__(
@@ -727,7 +829,8 @@ class PulseMeter:
             raise ValueError(
                 f"update_s must be at least one frame, 1 / fs = {1 / self.fs:g} s, got {update_s:g}"
             )
-        if roi is not None and not callable(roi):
+        self._tracker = _face_tracker(roi)
+        if self._tracker is None and roi is not None and not callable(roi):
             roi = _roi_form(roi)  # its form now; whether it fits the frames, at the first one
         self._roi_spec = roi
         self.reset()
@@ -735,10 +838,33 @@ class PulseMeter:
     def reset(self) -> None:
         """Forget every frame pushed (the region is checked or found again on the next frame)."""
         self._ring = np.zeros((self.window_frames, 3))
+        #: Frames taken into the readings (while a face is searched for, frames are pushed but not taken).
         self.frames_seen = 0
+        self.frames_pushed = 0
         self.roi: tuple[int, int, int, int] | None = None
         self._shape: tuple[int, ...] | None = None
         self.last_reading: PulseReading | None = None
+        if self._tracker is not None:
+            self._tracker.reset()
+
+    def roi_status(self) -> dict[str, Any]:
+        """Where the meter reads, for a status display.
+
+        Returns
+        -------
+        dict
+            ``source``: ``"frame"`` (roi None), ``"rectangle"``, ``"callable"`` or ``"face"``; ``roi``: the
+            rectangle ``[x, y, w, h]`` read now, or None before the first frame (or before a face is found).
+            For a face, also the tracker's ``region``, ``state`` (``"searching"``, ``"tracking"`` or
+            ``"lost"``), ``face`` (its box) and ``last_seen`` (s): :meth:`vidmag.face.FaceTracker.describe`.
+        """
+        if self._tracker is not None:
+            described = self._tracker.describe()
+            return {"source": described.pop("source"), "roi": None if self.roi is None else list(self.roi),
+                    **described}
+        spec = self._roi_spec
+        source = "frame" if spec is None else "callable" if callable(spec) else "rectangle"
+        return {"source": source, "roi": None if self.roi is None else list(self.roi)}
 
     def push(self, frame: np.ndarray) -> PulseReading | None:
         """Take one frame; return a reading when one is due, else None.
@@ -751,12 +877,21 @@ class PulseMeter:
         Returns
         -------
         PulseReading or None
-            A reading on the frame that fills the window and then every `update_s` seconds.
+            A reading on the frame that fills the window and then every `update_s` seconds (None too while
+            a face is searched for).
         """
         frame = _check_frame(frame, "frame", self._shape)
-        if self._shape is None:
-            self.roi = _check_roi(self._roi_spec, frame)
+        if self._tracker is not None:
             self._shape = frame.shape
+            self.frames_pushed += 1
+            self.roi = self._tracker.update(frame, (self.frames_pushed - 1) / self.fs)
+            if self.roi is None:
+                return None  # no face yet: nothing to read
+        else:
+            if self._shape is None:
+                self.roi = _check_roi(self._roi_spec, frame)
+                self._shape = frame.shape
+            self.frames_pushed += 1
         x, y, w, h = self.roi
         self._ring[self.frames_seen % self.window_frames] = frame[y : y + h, x : x + w].mean(
             axis=(0, 1), dtype=np.float64
@@ -771,7 +906,7 @@ class PulseMeter:
         self.last_reading = PulseReading(
             bpm=bpm,
             quality_db=quality,
-            time=(self.frames_seen - 1) / self.fs,
+            time=(self.frames_pushed - 1) / self.fs,
             trace=trace,
             signal=pulse,
             fs=self.fs,

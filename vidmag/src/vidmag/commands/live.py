@@ -42,6 +42,7 @@ examples:
   vidmag live camera:0 --preset face --size 640x480 --serve 127.0.0.1:8000
   vidmag live rtsp://192.168.1.20/stream --preset baby --record baby-live.mp4
   vidmag live face.mp4 --preset face --realtime --pulse 180,120,160,200 --frames 300
+  vidmag live camera:0 --preset face --pulse face --serve 8000   # the forehead of the face found (face extra)
 """
 
 
@@ -80,10 +81,11 @@ def add_parser(commands: Any) -> None:
                      help="serve the viewer page on HOST:PORT (HOST defaults to 127.0.0.1: this machine "
                      "only)")
     if _pulse_available():
-        out.add_argument("--pulse", metavar="x,y,w,h|auto|off",
-                         help="read the heart rate from this rectangle of the frames (pixels, after --size), "
-                         "or 'auto' (the synthetic scene's face, else the pulse meter's own choice); "
-                         "default: auto with --serve, else off")
+        out.add_argument("--pulse", metavar="x,y,w,h|auto|face|off",
+                         help="read the heart rate from this rectangle of the frames (pixels, after --size); "
+                         "'face': the forehead of the largest face, found and followed by OpenCV's Haar "
+                         "cascade (the face extra: pip install -e \"./vidmag[face]\"); 'auto': the synthetic "
+                         "scene's face, else the whole frame; default: auto with --serve, else off")
     out.add_argument("-q", "--quiet", action="store_true", help="no status line and no summary")
 
 
@@ -107,13 +109,16 @@ def parse_serve(text: str) -> tuple[str, int]:
     return host, port
 
 
-def parse_pulse(text: str) -> tuple[int, int, int, int] | None:
-    """``--pulse``'s rectangle (x, y, w, h), or None for ``auto``."""
-    if text.strip().lower() == "auto":
+def parse_pulse(text: str) -> tuple[int, int, int, int] | str | None:
+    """``--pulse``'s rectangle (x, y, w, h), ``"face"`` for ``face``, or None for ``auto``."""
+    word = text.strip().lower()
+    if word == "auto":
         return None
+    if word == "face":
+        return "face"
     parts = text.split(",")
     if len(parts) != 4 or not all(p.strip().isdigit() for p in parts):
-        raise _usage(f"--pulse: expected x,y,w,h in pixels (four integers), auto or off, got {text!r}")
+        raise _usage(f"--pulse: expected x,y,w,h in pixels (four integers), auto, face or off, got {text!r}")
     x, y, w, h = (int(p) for p in parts)
     if w < 1 or h < 1:
         raise _usage(f"--pulse: the rectangle's width and height must be >= 1, got {w} x {h}")
@@ -154,6 +159,10 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         pulse = None
     options["pulse"] = pulse is not None
     options["roi"] = None if pulse is None else parse_pulse(pulse)
+    if options["roi"] == "face":
+        from vidmag.face import check_available
+
+        check_available()  # a missing extra is said before the source is opened
     options["record"] = None
     if args.record is not None:
         try:
@@ -183,6 +192,11 @@ class _Status:
                 f"(p99 {status['latency_p99_ms']:.1f}), dropped {status['dropped']}")
         if status.get("bpm") is not None:
             text += f", {status['bpm']:.1f} bpm ({status['quality_db']:.1f} dB)"
+        roi = status.get("roi") or {}
+        if roi.get("state") == "searching":
+            text += ", no face found yet"
+        elif roi.get("state") == "lost":
+            text += f", face lost (last seen at {roi['last_seen']:.1f} s)"
         return text
 
     def update(self, status: dict[str, Any], now: float) -> None:
@@ -206,10 +220,12 @@ def _resolve(pipeline_options: dict[str, Any], source_fs: float) -> dict[str, An
     return options
 
 
-def _pulse_region(roi: tuple[int, int, int, int] | None, source: Any) -> Any:
-    """The pulse meter's region: ``--pulse``'s rectangle, checked against the frames; for ``auto`` the
-    synthetic scene's face, else None (the meter's own choice)."""
+def _pulse_region(roi: tuple[int, int, int, int] | str | None, source: Any) -> Any:
+    """The pulse meter's region: ``--pulse``'s rectangle, checked against the frames; ``"face"`` (the meter
+    follows the face); for ``auto`` the synthetic scene's face, else None (the whole frame)."""
     width, height = source.size
+    if roi == "face":
+        return roi
     if roi is None:
         return None if source.truth is None else source.truth["roi"]
     x, y, w, h = roi
@@ -234,11 +250,13 @@ def run(args: argparse.Namespace) -> int:
         source = stack.enter_context(open_source(args.source, size=options["size"], realtime=realtime))
         magnifier = stack.enter_context(Magnifier(backend=args.backend,
                                                   **_resolve(options["pipeline_options"], source.fs)))
-        meter = None
+        meter, roi_source = None, None
         if options["pulse"]:
             from vidmag.pulse import PulseMeter
 
             meter = PulseMeter(source.fs, roi=_pulse_region(options["roi"], source), method="pos")
+            if options["roi"] is None and source.truth is not None:
+                roi_source = "synthetic scene"  # what auto chose, for the status and the viewer
         viewer = None
         if serve is not None:
             from vidmag.live.viewer import Viewer  # the server's libraries load only when asked for
@@ -260,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
                 container_format=io.CONTAINER_FOR_SUFFIX[f".{suffix}"]))
         status_line = _Status(args.quiet)
         status, interrupted = _loop(source, magnifier, meter, viewer, writer, status_line,
-                                    frames=args.frames, seconds=args.seconds)
+                                    frames=args.frames, seconds=args.seconds, roi_source=roi_source)
         frames_written = writer.frames_written if writer is not None else None
     width, height = source.size
     summary = (f"{source.spec}: {magnifier.pipeline} on {magnifier.backend}, {width}x{height}, "
@@ -273,8 +291,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _loop(source, magnifier, meter, viewer, writer, status_line, *, frames, seconds):
-    """Read, magnify, record, publish until the source ends, the limits are reached or Ctrl-C."""
+def _roi_status(meter: Any, roi_source: str | None) -> dict[str, Any] | None:
+    """The region the pulse is read from, as the status and the viewer report it (None: no pulse meter)."""
+    if meter is None:
+        return None
+    status = meter.roi_status()
+    if roi_source is not None:
+        status["source"] = roi_source
+    return status
+
+
+def _loop(source, magnifier, meter, viewer, writer, status_line, *, frames, seconds, roi_source=None):
+    """Read, magnify, record, publish until the source ends, the limits are reached or Ctrl-C.
+
+    `roi_source` names the region's origin in the status when the meter's own word for it ("rectangle")
+    says less than the command knows ("synthetic scene")."""
     signal: deque[float] = deque(maxlen=max(1, round(SIGNAL_SECONDS * source.fs)))
     reading = None
     dropped_seen = 0
@@ -293,14 +324,15 @@ def _loop(source, magnifier, meter, viewer, writer, status_line, *, frames, seco
                 dropped_seen = source.dropped
                 for _ in range(held + 1):
                     reading = meter.push(frame) or reading
-                x, y, w, h = meter.roi  # the region the meter settled on at its first frame
-                signal.extend([float(frame[y : y + h, x : x + w, 1].mean())] * (held + 1))
+                if meter.roi is not None:  # None while a face is searched for: no signal to plot yet
+                    x, y, w, h = meter.roi  # the region the meter reads now (it follows a face)
+                    signal.extend([float(frame[y : y + h, x : x + w, 1].mean())] * (held + 1))
             stats = magnifier.stats
             status = {**stats.as_dict(), "dropped": source.dropped,
                       "bpm": None if reading is None else float(reading.bpm),
                       "quality_db": None if reading is None else float(reading.quality_db),
                       "signal": list(signal) if viewer is not None else [], "signal_fs": source.fs,
-                      "params": dict(magnifier.params)}
+                      "params": dict(magnifier.params), "roi": _roi_status(meter, roi_source)}
             now = time.perf_counter()
             if viewer is not None:
                 viewer.publish(frame, out, status)

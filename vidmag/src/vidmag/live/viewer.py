@@ -12,6 +12,10 @@ script on the page to turn binary messages into pictures, and gains nothing at t
 
 The page and its script and style sheet are package data (``static/``): nothing comes from a CDN, so the
 viewer works on a machine without a network.
+
+The region the pulse is read from (``status["roi"]``) is drawn as a frame on the original pane, green while
+it is read, orange while the face it follows is lost, and named on the page (its source, the face patch,
+the tracker's state): what the readout reads is always in sight.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ __all__ = ["STATUS_FIELDS", "Viewer"]
 #: The fields of ``/api/status``, in the order the page reads them (see :meth:`Viewer.publish`).
 STATUS_FIELDS = (
     "frames", "fps", "latency_ms", "latency_p99_ms", "dropped", "bpm", "quality_db", "signal", "signal_fs",
-    "params",
+    "params", "roi",
 )
 
 #: Parameters the page may always send; others only when the magnifier reports them in ``status["params"]``.
@@ -51,6 +55,9 @@ _BOUNDARY = "vidmagframe"
 # two panes side by side, so more pixels would only cost encoding time on the magnifier's cores.
 _MAX_STREAM_WIDTH = 960
 _JPEG_QUALITY = 80
+# The region's outline on the original pane: its colour while read, and while the face it follows is lost.
+_ROI_COLOUR = np.array([40, 230, 60], np.uint8)
+_ROI_LOST_COLOUR = np.array([255, 140, 0], np.uint8)
 # How long aiohttp waits for handlers still running at shutdown; the stream handlers return as soon as
 # close() is called, so this bounds only a client that has stopped reading.
 _SHUTDOWN_TIMEOUT = 1.0
@@ -86,11 +93,45 @@ def _check_frame(name: str, frame: Any) -> np.ndarray:
     return frame
 
 
+def _stream_factor(width: int) -> int:
+    """The integer factor a frame `width` pixels wide is shrunk by for the streams."""
+    return -(-width // _MAX_STREAM_WIDTH)
+
+
+def _roi_rect(roi: Any, shape: tuple[int, ...]) -> tuple[int, int, int, int] | None:
+    """``status["roi"]``'s rectangle (x, y, w, h) if it lies in a frame of `shape`, else None."""
+    rect = roi.get("roi") if isinstance(roi, dict) else None
+    if not isinstance(rect, (list, tuple)) or len(rect) != 4:
+        return None
+    try:
+        x, y, w, h = (int(v) for v in rect)
+    except (TypeError, ValueError):
+        return None
+    if w < 1 or h < 1 or x < 0 or y < 0 or x + w > shape[1] or y + h > shape[0]:
+        return None
+    return x, y, w, h
+
+
+def _draw_roi(frame: np.ndarray, roi: Any) -> None:
+    """Outline the region of ``status["roi"]`` on `frame` in place (a copy of the caller's frame)."""
+    rect = _roi_rect(roi, frame.shape)
+    if rect is None:
+        return
+    x, y, w, h = rect
+    # two pixels wide once the stream has shrunk the frame
+    t = min(2 * _stream_factor(frame.shape[1]), w, h)
+    colour = _ROI_LOST_COLOUR if roi.get("state") == "lost" else _ROI_COLOUR
+    frame[y : y + t, x : x + w] = colour
+    frame[y + h - t : y + h, x : x + w] = colour
+    frame[y : y + h, x : x + t] = colour
+    frame[y : y + h, x + w - t : x + w] = colour
+
+
 def _encode_jpeg(frame: np.ndarray) -> bytes:
     from PIL import Image
 
     image = Image.fromarray(np.ascontiguousarray(frame), "RGB")
-    factor = -(-frame.shape[1] // _MAX_STREAM_WIDTH)
+    factor = _stream_factor(frame.shape[1])
     if factor > 1:
         image = image.reduce(factor)
     out = io.BytesIO()
@@ -259,8 +300,11 @@ class Viewer:
             ``frames`` (int), ``fps``, ``latency_ms``, ``latency_p99_ms`` (float), ``dropped`` (int),
             ``bpm`` (float, NaN or None while unknown), ``quality_db`` (float), ``signal`` (list of floats,
             the region's colour signal over the last seconds, oldest first; may be empty), ``signal_fs``
-            (its sample rate in Hz) and ``params`` (dict of the current parameters). Missing fields are
-            reported as ``null``; other fields are passed through to ``/api/status``.
+            (its sample rate in Hz), ``params`` (dict of the current parameters) and ``roi`` (the region
+            the pulse is read from, :meth:`vidmag.pulse.PulseMeter.roi_status`: a dict whose ``roi`` is
+            ``[x, y, w, h]`` in the original's pixels, outlined on the original pane, with ``source`` and,
+            for a face, ``region`` and ``state``; or None). Missing fields are reported as ``null``; other
+            fields are passed through to ``/api/status``.
 
         Raises
         ------
@@ -277,7 +321,9 @@ class Viewer:
             # Copy only as often as frames are encoded: a copy per pushed frame would cost the magnifier
             # time for pictures nobody sees.
             if now - self._last_kept >= self._interval or self._frames is None:
-                self._frames = (original.copy(), magnified.copy())
+                shown = original.copy()
+                _draw_roi(shown, status.get("roi"))
+                self._frames = (shown, magnified.copy())
                 self._frame_seq += 1
                 self._last_kept = now
 

@@ -148,8 +148,20 @@ function show(status) {
   setText("dropped", status.dropped == null ? "–" : String(status.dropped));
   setText("bpm", fmt(status.bpm, 0));
   setText("quality", fmt(status.quality_db, 1));
+  setText("roi", describeRoi(status.roi));
   drawSignal(status.signal, status.signal_fs);
   updateControls(status.params || {});
+}
+
+// The region the pulse is read from: where it comes from, where it is, and for a face the tracker's state.
+function describeRoi(roi) {
+  if (!roi) return "–";
+  const rect = Array.isArray(roi.roi) ? ` ${roi.roi[2]}×${roi.roi[3]} at ${roi.roi[0]},${roi.roi[1]}` : "";
+  if (roi.source === "face") {
+    const state = roi.state === "tracking" ? "" : ` (${roi.state === "lost" ? "face lost" : "no face yet"})`;
+    return `${roi.region || "face"} of the face${rect}${state}`;
+  }
+  return `${roi.source || "?"}${rect}`;
 }
 
 const STREAMS = ["original", "magnified"];
