@@ -1,7 +1,11 @@
 """Unit conversions: Hz <-> mel / MIDI / octaves, and power / amplitude <-> decibels (librosa's definitions).
 
-All functions take scalars or numpy arrays (the decibel functions also torch CPU tensors, returned as torch)
-and run on the host. Backends: cpu. Autograd / torch.compile: planned (specux.torch).
+All functions take scalars or numpy arrays and run on the host, except the decibel conversions
+:func:`power_to_db` and :func:`amplitude_to_db`: they also take torch tensors and cupy arrays, and run where
+those live (a cupy array or a torch CUDA tensor on the cuda backend's kernels, result on the same device),
+or on the backend named by ``backend=`` for numpy input. Autograd: not served by these two yet (a tensor
+that requires grad is refused, never silently detached); the dB stage inside :func:`specux.mfcc` is
+differentiable.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from specux import _arrays, _validate
+from specux import _arrays, _dispatch, _validate
+from specux._backend_doc import backends_doc
 from specux._dask import dask_route
 from specux.errors import user_stacklevel
 
@@ -343,15 +348,31 @@ def _check_db_args(ref: Any, amin: float, top_db: float | None, public: str) -> 
     return amin, top_db
 
 
-def _warn_complex(x: np.ndarray, public: str, instead: str) -> None:
-    if np.iscomplexobj(x):
+def _warn_complex(is_complex: bool, public: str, instead: str, dtype: Any) -> None:
+    if is_complex:
         # librosa warns too: a complex spectrum passed where magnitudes were meant loses its phase here
         warnings.warn(
-            f"{public}: S is complex ({x.dtype}); only its magnitude is converted and the phase is "
+            f"{public}: S is complex ({dtype}); only its magnitude is converted and the phase is "
             f"discarded. Pass {instead} to convert magnitudes on purpose (and silence this warning)",
             UserWarning,
             stacklevel=user_stacklevel(),
         )
+
+
+def _refuse_grad(S: Any, public: str) -> None:
+    """A torch tensor that requires grad (with grad enabled) is refused: the host conversion would detach it
+    and drop its gradient without a word."""
+    if _arrays.is_torch(S) and S.requires_grad:
+        import torch
+
+        if torch.is_grad_enabled():
+            from specux.errors import UnsupportedOperationError
+
+            raise UnsupportedOperationError(
+                f"specux.{public}: gradients are not available for this operation yet; pass a tensor that "
+                "does not require grad (S.detach()) or call it under torch.no_grad() (specux.mfcc's dB stage "
+                "is differentiable)"
+            )
 
 
 def _db_input(S: Any, public: str) -> np.ndarray:
@@ -383,10 +404,63 @@ def _power_to_db_numpy(
             log_spec = np.maximum(log_spec, log_spec.dtype.type(peak - top_db))
     return log_spec
 
+#: the ``ref`` callables a device backend computes itself (the maximum of the magnitude, by a reduction)
+_DEVICE_MAX_REFS = (np.max, np.amax)
+
+
+def _db_on_device(
+    S: Any, backend: str, ref: Any, amin: float, top_db: float | None, amplitude: bool
+) -> tuple[bool, Any]:
+    """``(True, result)`` when the dB conversion of ``S`` runs on a device backend, ``(False, None)`` when it
+    runs on the host. A host input (numpy, torch CPU, lists) with ``backend="auto"`` stays on the host (an
+    upload would cost more than the logarithm); a cupy array / torch CUDA tensor runs where it lives; a named
+    backend is strict (:func:`specux._backends.registry.select`)."""
+    public = "amplitude_to_db" if amplitude else "power_to_db"
+    if not isinstance(backend, str):
+        raise TypeError(f"{public}: backend must be a str ('auto', 'cpu', 'cuda', 'metal' or 'opencl'); got "
+                        f"{type(backend).__name__}")
+    device_input = _arrays.is_cupy(S) or (_arrays.is_torch(S) and S.device.type != "cpu")
+    if backend == "auto" and not device_input:
+        return False, None
+    chosen, x = _dispatch.prepare(S, backend, public, public)
+    if chosen.name == "cpu":
+        return False, None
+    from specux._runtime.feature_exec import DbParams  # the device side, imported only when used
+
+    if callable(ref):
+        if not any(ref is fn for fn in _DEVICE_MAX_REFS):
+            raise ValueError(
+                f"{public}: on the {chosen.name} backend ref must be a number or np.max (the maximum of the "
+                f"magnitude, computed on the device); got {getattr(ref, '__name__', ref)!r}. Pass a number, "
+                "or backend='cpu' with host data for another callable"
+            )
+        ref_value = None
+    else:
+        ref_value = abs(float(ref))
+    kind = str(getattr(x, "dtype", "")).replace("torch.", "")
+    accepted = sorted(chosen.dtypes | {"float16"})
+    complex_ok = {"complex64": "float32", "complex128": "float64"}
+    real = complex_ok.get(kind, kind)
+    if real not in accepted:
+        raise TypeError(
+            f"{public}: S on the {chosen.name} backend must be float16 (storage), "
+            f"{', '.join(a for a in accepted if a != 'float16')} or their complex types; "
+            f"got {kind or type(x).__name__}"
+        )
+    _warn_complex(kind in complex_ok, public, "np.abs(S)" if amplitude else "np.abs(S) ** 2", kind)
+    out = getattr(chosen, public)(x, DbParams(amplitude, ref_value, amin, top_db))
+    return True, _dispatch.finish(out, S)
+
 
 @dask_route("power_to_db")
+@backends_doc("power_to_db")
 def power_to_db(
-    S: Any, *, ref: float | Callable = 1.0, amin: float = 1e-10, top_db: float | None = 80.0
+    S: Any,
+    *,
+    ref: float | Callable = 1.0,
+    amin: float = 1e-10,
+    top_db: float | None = 80.0,
+    backend: str = "auto",
 ) -> Any:
     """Power spectrogram to decibels: ``10 log10(max(S, amin) / ref)``, floored at ``max - top_db``.
 
@@ -401,12 +475,17 @@ def power_to_db(
     top_db : float or None
         Floor the output at ``max(output) - top_db``, the maximum taken over the whole array (as librosa does,
         including any batch dimensions), ignoring NaN. ``None``: no floor.
+    backend : {"auto", "cpu", "cuda", "metal", "opencl"}
+        Where to compute. ``"auto"``: a cupy array or a torch CUDA tensor on the cuda backend (the result
+        stays on its device), host data on the cpu. A named backend is strict, as for every transform (see
+        :func:`specux.backends`). On a device backend ``ref`` is a number or ``np.max``, and float16 input is
+        stored as half and computed (and returned) in float32.
 
     Returns
     -------
     array, same shape, dB; float of ``S``'s precision. NaN stays NaN.
 
-    Backends: cpu. Autograd / torch.compile: planned (specux.torch).
+    {backends} Autograd: not yet (a tensor that requires grad is refused).
 
     Examples
     --------
@@ -418,19 +497,29 @@ def power_to_db(
     [-60.0, 0.0]
     """
     amin, top_db = _check_db_args(ref, amin, top_db, "power_to_db")
+    on_device, out = _db_on_device(S, backend, ref, amin, top_db, amplitude=False)
+    if on_device:
+        return out
+    _refuse_grad(S, "power_to_db")
     x = _db_input(S, "power_to_db")
-    _warn_complex(x, "power_to_db", "np.abs(S) ** 2")
+    _warn_complex(np.iscomplexobj(x), "power_to_db", "np.abs(S) ** 2", x.dtype)
     return _arrays.like(_power_to_db_numpy(x, ref, amin, top_db), S)
 
 
 @dask_route("amplitude_to_db")
+@backends_doc("amplitude_to_db")
 def amplitude_to_db(
-    S: Any, *, ref: float | Callable = 1.0, amin: float = 1e-5, top_db: float | None = 80.0
+    S: Any,
+    *,
+    ref: float | Callable = 1.0,
+    amin: float = 1e-5,
+    top_db: float | None = 80.0,
+    backend: str = "auto",
 ) -> Any:
     """Amplitude spectrogram to decibels: ``20 log10(max(|S|, amin) / ref)``, floored at ``max - top_db``.
 
     Complex ``S`` is converted by its magnitude with a ``UserWarning`` (the phase is discarded), as librosa
-    does. Backends: cpu.
+    does. {backends} Autograd: not yet (a tensor that requires grad is refused).
 
     Parameters
     ----------
@@ -443,6 +532,8 @@ def amplitude_to_db(
         Floor applied to ``|S|`` and ``ref`` before the logarithm (> 0), an amplitude.
     top_db : float or None
         Floor the output at ``max(output) - top_db`` (whole array, ignoring NaN). ``None``: no floor.
+    backend : {"auto", "cpu", "cuda", "metal", "opencl"}
+        Where to compute, as in :func:`power_to_db`.
 
     Returns
     -------
@@ -456,8 +547,12 @@ def amplitude_to_db(
     [0.0, 20.0, 40.0]
     """
     amin, top_db = _check_db_args(ref, amin, top_db, "amplitude_to_db")
+    on_device, out = _db_on_device(S, backend, ref, amin, top_db, amplitude=True)
+    if on_device:
+        return out
+    _refuse_grad(S, "amplitude_to_db")
     x = _db_input(S, "amplitude_to_db")
-    _warn_complex(x, "amplitude_to_db", "np.abs(S)")
+    _warn_complex(np.iscomplexobj(x), "amplitude_to_db", "np.abs(S)", x.dtype)
     magnitude = np.abs(x)
     ref_value = _ref_value(ref, magnitude, "amplitude_to_db")
     out = _power_to_db_numpy(np.square(magnitude), ref_value**2, amin**2, top_db)

@@ -39,6 +39,8 @@ EXEC_MODULES = {
     "chroma_cqt": "cq_exec",
     "icqt": "icq_exec",
     "griffinlim_cqt": "icq_exec",
+    "power_to_db": "feature_exec",
+    "amplitude_to_db": "feature_exec",
 }
 
 # one host call at a time per runtime: kernelkit's runtimes keep per-runtime scratch (tables, staging)

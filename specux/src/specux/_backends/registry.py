@@ -26,7 +26,10 @@ NOT_BUILT = "not built yet"
 #: cpu row of :func:`backends`. chroma_stft and chroma_cqt also have generated versions on the device
 #: backends.
 HOST_ONLY = frozenset(
-    {"chroma_stft", "chroma_cqt", "estimate_tuning", "pitch_tuning", "piptrack", "icqt", "griffinlim_cqt"}
+    {
+        "chroma_stft", "chroma_cqt", "estimate_tuning", "pitch_tuning", "piptrack", "icqt", "griffinlim_cqt",
+        "power_to_db", "amplitude_to_db",
+    }
 )
 #: the arrays each backend takes, for the docstrings' "Backends:" lines
 INPUTS = {

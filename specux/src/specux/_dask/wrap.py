@@ -667,6 +667,13 @@ def _convert(op: str, args: dict) -> Any:
     if not _is_dask(S):
         S = da.asarray(S)
     kwargs = {k: v for k, v in args.items() if k != carrier}
+    if kwargs.get("backend", "auto") not in ("auto", "cpu"):
+        # the lazy conversion is dask's own array arithmetic, chunk by chunk where the chunks live (cupy
+        # chunks on their GPU): a named device backend would not be used, so it is refused, not ignored
+        raise ValueError(
+            f"specux.{op} of a dask array: backend must be 'auto' or 'cpu' (the conversion runs as dask "
+            f"array operations on each chunk, on the GPU for cupy-backed chunks); got {kwargs['backend']!r}"
+        )
     one = probe(
         op,
         carrier,
@@ -678,7 +685,7 @@ def _convert(op: str, args: dict) -> Any:
     if np.iscomplexobj(S._meta):
         from specux.convert import _warn_complex
 
-        _warn_complex(np.zeros(1, S.dtype), op, "np.abs(S) ** 2" if op == "power_to_db" else "np.abs(S)")
+        _warn_complex(True, op, "np.abs(S) ** 2" if op == "power_to_db" else "np.abs(S)", S.dtype)
     if op == "power_to_db":
         return power_to_db_lazy(S, args["ref"], args["amin"], args["top_db"])
     magnitude = da.absolute(S)
