@@ -36,6 +36,8 @@ PIPELINE_PRESETS = {
     "laplacian_butterworth": "face2_motion",
     "laplacian_iir": "baby",
 }
+#: the project's memory goals of `vidmag magnify` (the `file` mode), MB of peak RSS, each clip with its preset
+FILE_GOALS_MB = {("baby", "laplacian_iir"): 500, ("face", "gaussian_ideal"): 1000}
 
 
 def trimmed_copy(src: Path, frames: int, directory: str) -> Path:
@@ -120,6 +122,23 @@ def table(results: list[dict]) -> str:
     return markdown_table(header, rows)
 
 
+def goals(results: list[dict]) -> list[str]:
+    """One line per memory goal whose case ran in the `file` mode: its peak RSS and whether it is met."""
+    lines = []
+    for (clip, pipeline), goal in FILE_GOALS_MB.items():
+        for r in results:
+            if (r["clip"], r["pipeline"], r["mode"]) != (clip, pipeline, "file"):
+                continue
+            if "error" in r:
+                lines.append(f"{clip}.mp4, {pipeline} ({r['preset']}) on {r['backend']}: failed, goal <= "
+                             f"{goal:,} MB not measured")
+                continue
+            verdict = "met" if r["peak_rss_mb"] <= goal else "NOT met"
+            lines.append(f"{clip}.mp4, {pipeline} ({r['preset']}) on {r['backend']}: "
+                         f"{r['peak_rss_mb']:,.0f} MB against <= {goal:,} MB: {verdict}")
+    return lines
+
+
 def seconds_table(results: list[dict], mode: str = "magnify") -> str:
     """Seconds of one mode's cases: one row per backend, one column per clip and pipeline (preset)."""
     cases = [r for r in results if r["mode"] == mode]
@@ -194,6 +213,8 @@ def main(argv: list[str] | None = None) -> None:
     }
     print()
     print(table(results))
+    for line in goals(results):
+        print(f"goal: {line}")
     print(f"\nwrote {write_json(args.out, report)}")
 
 
