@@ -101,6 +101,7 @@ class Feed:
                     "frames": k + 1, "fps": FS, "latency_ms": 4.2, "latency_p99_ms": 6.8, "dropped": 0,
                     "bpm": BPM if k >= 10 else float("nan"), "quality_db": 7.5,
                     "signal": list(signal), "signal_fs": FS, "params": dict(self.params),
+                    "roi": {"source": "rectangle", "roi": [x, y, w, h]},
                 }
                 self.viewer.publish(frame, magnified.astype(np.uint8), status)
                 self.published = k + 1
@@ -246,6 +247,7 @@ def test_status_reports_every_field(served):
     assert status["bpm"] == BPM and status["quality_db"] == 7.5
     assert status["params"] == PARAMS
     assert len(status["signal"]) >= 12 and all(isinstance(v, float) for v in status["signal"])
+    assert status["roi"] == {"source": "rectangle", "roi": list(_frames()[1])}
 
 
 def test_status_before_the_first_frame_is_null_and_nan_is_null():
@@ -253,7 +255,8 @@ def test_status_before_the_first_frame_is_null_and_nan_is_null():
         status = _get_json(viewer.url + "api/status")
         assert status["params"] == {"alpha": 10}
         assert status["signal"] == []
-        assert all(status[field] is None for field in ("frames", "fps", "bpm", "quality_db", "dropped"))
+        nulls = ("frames", "fps", "bpm", "quality_db", "dropped", "roi")
+        assert all(status[field] is None for field in nulls)
         frame = np.zeros((8, 8, 3), np.uint8)
         viewer.publish(frame, frame, {"bpm": float("nan"), "quality_db": np.float32(3.5),
                                       "signal": np.array([1.0, np.inf]), "frames": np.int64(3)})
@@ -298,6 +301,26 @@ def test_streams_show_moving_jpegs(served):
         assert first.shape == second.shape == (HEIGHT, WIDTH, 3)
         assert first.std() > 5 and second.std() > 5  # a picture, not a blank
         assert np.abs(first - second).mean() > 0.5  # and it moves
+        x, y, w, h = _frames()[1]
+        outline = np.concatenate([first[y, x:x + w], first[y + h - 1, x:x + w], first[y:y + h, x],
+                                  first[y:y + h, x + w - 1]])
+        # the region's outline, green, on the original only (JPEG halves the chroma: read the median)
+        greenness = float(np.median(outline[:, 1] - outline[:, [0, 2]].max(axis=1)))
+        print(f"{which}: the outline's median greenness {greenness:.1f}")
+        assert greenness > 50 if which == "original" else greenness < 25, (which, greenness)
+
+
+def test_the_outline_follows_the_roi_state_and_skips_what_is_not_a_region():
+    from vidmag.live.viewer import _draw_roi
+
+    frame = np.zeros((20, 30, 3), np.uint8)
+    _draw_roi(frame, {"source": "face", "roi": [5, 4, 10, 8], "state": "lost"})
+    assert tuple(frame[4, 5]) == (255, 140, 0) and tuple(frame[11, 14]) == (255, 140, 0)
+    assert not frame[8, 9].any() and not frame[0, 0].any()  # inside and outside stay as they were
+    for roi in (None, {"roi": None}, {"roi": [25, 0, 10, 10]}, {"roi": "1,2,3,4"}, [1, 2, 3, 4]):
+        untouched = np.zeros((20, 30, 3), np.uint8)
+        _draw_roi(untouched, roi)
+        assert not untouched.any(), roi
 
 
 def test_close_ends_open_streams():
@@ -373,6 +396,8 @@ def test_the_page_in_headless_chromium(served, tmp_path):
             assert float(page.inner_text("#bpm")) == BPM
             assert re.fullmatch(r"[0-9.]+", page.inner_text("#quality"))
             assert int(page.inner_text("#frames")) >= 12
+            x, y, w, h = _frames()[1]
+            assert page.inner_text("#roi") == f"rectangle {w}×{h} at {x},{y}"
             assert page.evaluate(
                 "() => { const c = document.getElementById('signal');"
                 " const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
