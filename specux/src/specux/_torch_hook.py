@@ -5,9 +5,14 @@ signal is a torch CPU tensor and ``backend`` is ``"auto"`` or ``"cpu"``, the cal
 argument (defaults included, so they live once, in the public signature), to
 :func:`specux.torch._route.call`, which calls the ``torch.ops.specux`` op: autograd works and
 ``torch.compile`` traces it as one node. The FFT family does the same for float32 / float64 CUDA tensors with
-``"auto"`` or ``"cuda"`` (its ops have CUDA kernels). Other cases (a named GPU or OpenCL backend, a tensor on
-another device, half precision on CUDA) keep the frontend's own path, whose backend rules apply; a tensor
-there that requires grad is refused (that path cannot differentiate), never silently detached.
+``"auto"`` or ``"cuda"`` (its ops have CUDA kernels). A torch CPU tensor with a named device backend
+(``"opencl"``, ``"cuda"``, ``"metal"``) runs through that backend's device ops
+(:mod:`specux.torch._device_op`: the generated kernels forward, their adjoint kernels backward) when it
+requires grad or under ``torch.compile``, for the operations in :data:`DEVICE_ROUTED_OPS`; without grad it
+keeps the frontend's own path, which runs the same kernels. Other cases (a tensor on another device, half
+precision on CUDA, an operation without device adjoints) keep the frontend's own path, whose backend rules
+apply; a tensor there that requires grad is refused (that path cannot differentiate), never silently
+detached.
 
 This module imports neither torch nor :mod:`specux.torch`: the route is imported on the first tensor, when
 torch is necessarily loaded already. The wrapper is plain Python that dynamo traces without graph breaks.
@@ -32,6 +37,17 @@ ROUTED_BACKENDS = ("auto", "cpu")
 #: on CUDA tensors only the FFT family has torch ops (the cuda backend's kernels), in float32 / float64
 CUDA_ROUTED_BACKENDS = ("auto", "cuda")
 _HALF = ("torch.float16", "torch.bfloat16", "torch.complex32")
+#: named backends under which a torch CPU tensor may run through the device ops (specux.torch._device_op)
+DEVICE_ROUTED_BACKENDS = ("cuda", "metal", "opencl")
+#: the operations with device ops: the keys of specux.torch._ops_device.OPS (a test checks they agree)
+DEVICE_ROUTED_OPS = ("cqt", "istft", "lfcc", "melspectrogram", "mfcc", "stft", "vqt")
+
+
+def _differentiated(x: Any) -> bool:
+    """Whether a call on ``x`` must keep its gradient: ``x`` requires grad with grad mode on, or dynamo is
+    tracing (the compiled graph must hold the op whatever the tensor at run time)."""
+    torch = sys.modules["torch"]
+    return bool(x.requires_grad and torch.is_grad_enabled()) or torch.compiler.is_compiling()
 
 
 def routed(op: str, x: Any, backend: Any) -> bool:
@@ -39,7 +55,9 @@ def routed(op: str, x: Any, backend: Any) -> bool:
     if not isinstance(backend, str):
         return False
     if x.device.type == "cpu":
-        return backend in ROUTED_BACKENDS
+        if backend in ROUTED_BACKENDS:
+            return True
+        return backend in DEVICE_ROUTED_BACKENDS and op in DEVICE_ROUTED_OPS and _differentiated(x)
     return (
         x.device.type == "cuda"
         and op.startswith("fft.")
@@ -85,9 +103,11 @@ def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F],
                 # the frontend's own path detaches: refuse rather than drop the gradient silently
                 raise UnsupportedOperationError(
                     f"specux.{op}: gradients flow through the specux torch ops, which take torch CPU tensors "
-                    "with backend 'auto' or 'cpu' (and, for specux.fft, float32 / float64 CUDA tensors with "
-                    f"backend 'auto' or 'cuda'); got backend={backend!r} and a {x.dtype} tensor on "
-                    f"{x.device}. Pass x.detach() or call it under torch.no_grad()"
+                    "with backend 'auto' or 'cpu', torch CPU tensors with backend 'opencl', 'cuda' or "
+                    f"'metal' for {', '.join(DEVICE_ROUTED_OPS)} (the device's adjoint kernels), and, for "
+                    "specux.fft, float32 / float64 CUDA tensors with backend 'auto' or 'cuda'; got "
+                    f"backend={backend!r} and a {x.dtype} tensor on {x.device}. Pass x.detach() or call it "
+                    "under torch.no_grad()"
                 )
             return fn(*args, **kwargs)
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from specux.torch import _autocast
+from specux.torch import _autocast, _ops_device
 from specux.torch._ops_convolve import fftconvolve, fftconvolve_backward
 from specux.torch._ops_cq import (
     chroma_cqt,
@@ -26,6 +26,9 @@ from specux.torch._ops_fft import c2c, c2r, c2r_backward, r2c, r2c_backward
 from specux.torch._ops_stft import istft, istft_backward, stft, stft_backward, stft_frames
 
 _autocast.register()
+
+#: the device ops (``specux::<name>_device``), by public operation
+device_ops = _ops_device.OPS
 
 __all__ = [
     "c2c",

@@ -6,8 +6,10 @@ run inside the op), so the result is the same as for a NumPy array, but autograd
 traces the call as a single node. The Python here is deliberately plain (argument packing, dtype casts, no
 NumPy on the common path) so that dynamo traces it without graph breaks.
 
-A torch CPU tensor with ``backend="auto"`` or ``"cpu"`` runs on the CPU backend's ops; a float32 / float64
-CUDA tensor passed to :mod:`specux.fft` with ``"auto"`` or ``"cuda"`` runs on the same ops' CUDA kernels (the
+A torch CPU tensor with ``backend="auto"`` or ``"cpu"`` runs on the CPU backend's ops; with a named device
+backend (``"opencl"``, ``"cuda"``, ``"metal"``) the operations of :data:`specux.torch._ops_device.OPS` run
+on that backend's device ops, the same arguments plus the backend's name (:func:`_op`); a float32 / float64
+CUDA tensor passed to :mod:`specux.fft` with ``"auto"`` or ``"cuda"`` runs on the FFT ops' CUDA kernels (the
 cuda backend's generated FFTs). Any other case is checked by the backend registry, which raises with the
 reason (no other torch ops exist on GPUs in this build).
 """
@@ -27,7 +29,8 @@ from specux.errors import UnsupportedOperationError, user_stacklevel
 from specux.ops.cepstral import DCT_NORMS as _DCT_NORMS
 from specux.ops.cepstral import DCT_TYPES as _DCT_TYPES
 from specux.ops.mel import COMPATS as _COMPATS
-from specux.torch import _fft, _ops
+from specux.torch import _fft, _ops, _ops_device
+from specux.torch._device_op import DEVICE_BACKENDS
 from specux.torch._ops_icqt import route as _icqt_route
 from specux.torch._params import encode_spec
 
@@ -37,6 +40,8 @@ _HOST_BACKENDS = ("auto", "cpu")
 def _check_backend(x: Tensor, backend: str, op: str, public: str) -> None:
     if backend in _HOST_BACKENDS and x.device.type == "cpu":
         return
+    if backend in DEVICE_BACKENDS and x.device.type == "cpu" and op in _ops_device.OPS:
+        return  # the device op checks the backend itself (in its fake kernel too, so at trace time)
     from specux._backends import registry
 
     registry.select(x, backend, op, f"specux.{public}")  # raises for unknown / unavailable / foreign devices
@@ -47,6 +52,25 @@ def _check_backend(x: Tensor, backend: str, op: str, public: str) -> None:
         "build "
         "(the torch integration runs on the CPU backend)"
     )
+
+
+def _op(name: str, backend: str) -> Callable[..., Tensor]:
+    """The op computing ``name`` under ``backend``: the CPU backend's ``specux::<name>``, or the device op
+    ``specux::<name>_device`` with the backend's name appended to the same arguments."""
+    if backend in _HOST_BACKENDS:
+        return getattr(_ops, name)
+    device_op = _ops_device.OPS[name]
+    return lambda *args: device_op(*args, backend)
+
+
+def _refuse_given(public: str, what: str, backend: str) -> None:
+    """A given spectrogram (``S`` / ``C``) on a device backend: only the signal's chain runs there."""
+    if backend not in _HOST_BACKENDS:
+        raise UnsupportedOperationError(
+            f"specux.{public}: with backend={backend!r} a torch tensor runs from the signal y (the device's "
+            f"kernels and adjoints); the {what}= variant is a product torch differentiates on the CPU: pass "
+            "backend='cpu'"
+        )
 
 
 def _real_dtype(dtype: Any) -> torch.dtype | None:
@@ -193,6 +217,9 @@ def _warn_if_real(D: Tensor) -> Tensor:
 def stft(y, *, n_fft, hop_length, win_length, window, center, dtype, pad_mode, output, backend):
     _check_backend(y, backend, "stft", "stft")
     w, spec = _window(window, y, win_length, n_fft)
+    if backend not in _HOST_BACKENDS:  # the device's own layout is (bins, frames)
+        args = (n_fft, hop_length, win_length, center, pad_mode, output)
+        return _op("stft", backend)(_float_signal(y, dtype), w, spec, *args)
     # the kernel's own layout (frames, bins), returned as the transposed view: no copy (see stft_frames)
     D = _ops.stft_frames(
         _float_signal(y, dtype), w, spec, n_fft, hop_length, win_length, center, pad_mode, output
@@ -208,7 +235,7 @@ def istft(stft_matrix, *, hop_length, win_length, n_fft, window, center, dtype, 
         D = D.to({torch.float32: torch.complex64, torch.float64: torch.complex128}.get(want, want))
     n = 2 * (D.shape[-2] - 1) if n_fft is None else n_fft
     w, spec = _window(window, D, win_length, n)
-    return _ops.istft(D, w, spec, n_fft, hop_length, win_length, center, length, nola)
+    return _op("istft", backend)(D, w, spec, n_fft, hop_length, win_length, center, length, nola)
 
 
 # --- mel / cepstral -----------------------------------------------------------------------------------------
@@ -250,6 +277,7 @@ def melspectrogram(
     if S is not None:
         # a given spectrogram is only multiplied by the bank: a matrix product that torch differentiates
         # itself
+        _refuse_given("melspectrogram", "S", backend)
         _check_backend(S, backend, "melspectrogram", "melspectrogram")
         from specux.ops.mel import mel_validate
 
@@ -274,7 +302,7 @@ def melspectrogram(
         return _bank_of_spectrogram(S, p.basis)
     _check_backend(y, backend, "melspectrogram", "melspectrogram")
     w, spec = _window(window, y, win_length, _mel_n_fft(compat, n_fft))
-    return _ops.melspectrogram(
+    return _op("melspectrogram", backend)(
         y,
         w,
         None,
@@ -322,6 +350,7 @@ def mfcc(
 ):
     if S is not None:
         # a given log-power spectrogram only meets the DCT matrix: a product torch differentiates itself
+        _refuse_given("mfcc", "S", backend)
         _check_backend(S, backend, "mfcc", "mfcc")
         from specux.ops.cepstral import dct_matrix
         from specux.ops.mel import resolve
@@ -332,7 +361,7 @@ def mfcc(
         return _bank_of_spectrogram(S, dct_matrix(n, S.shape[-2], dct_type, norm, float(lifter)))
     _check_backend(y, backend, "mfcc", "mfcc")
     w, spec = _window(window, y, win_length, _mel_n_fft(compat, n_fft))
-    return _ops.mfcc(
+    return _op("mfcc", backend)(
         y,
         w,
         None,
@@ -381,7 +410,7 @@ def lfcc(
 ):
     _check_backend(waveform, backend, "lfcc", "lfcc")
     w, spec = _window(window, waveform, win_length, n_fft)
-    return _ops.lfcc(
+    return _op("lfcc", backend)(
         waveform,
         w,
         None,
@@ -442,7 +471,7 @@ def vqt(
 ):
     _check_backend(y, backend, "vqt", "vqt")
     iv = None if isinstance(intervals, str) and intervals == "equal" else [float(r) for r in intervals]
-    return _ops.vqt(
+    return _op("vqt", backend)(
         _float_signal(y, dtype),
         [],
         float(sr),
@@ -483,7 +512,7 @@ def cqt(
     backend,
 ):
     _check_backend(y, backend, "cqt", "cqt")
-    return _ops.cqt(
+    return _op("cqt", backend)(
         _float_signal(y, dtype),
         [],
         float(sr),

@@ -1,0 +1,257 @@
+"""Torch autograd on a device backend: one way for a custom op to run, forward and backward, on the generated
+kernels of the backend named by its caller.
+
+A torch CPU tensor passed with ``backend="opencl"`` (or ``"cuda"`` / ``"metal"``) is data in torch that the
+caller wants computed on that device (an AMD or Intel GPU through OpenCL, for instance). Such a call goes
+through ``specux::<name>_device``, registered here by :func:`define_device_op` from the annotated signature
+of the CPU op of the same transform with one more argument, ``backend: str``, last. Its kernel
+
+1. resolves the parameters from the op's arguments, inside the op (also for fake tensors: validation is the
+   functional API's and never traced Python, so ``torch.compile(fullgraph=True)`` sees one node);
+2. looks the backend up in the registry (unavailable, not serving the operation, or lacking the precision:
+   the registry's errors, raised in the fake kernel too, so at trace time);
+3. moves the inputs to the device through a :class:`Transfer`, runs the backend's exec forward function
+   (:mod:`specux._runtime`), and moves the result back.
+
+``specux::<name>_device_backward(grad, <the same arguments>)`` does the same with the exec module's adjoint:
+the gradient is the device adjoint kernels' (never a trace through a decomposition, never the CPU
+backend's). The autograd formula joining the two is registered here too; a constant tensor argument that
+requires grad (a trainable window or bank) is refused with the option and the backend named, since the
+device exec modules have no adjoint for those.
+
+The transfer
+------------
+:class:`HostTransfer` is the only piece that knows where the tensors live: a CPU tensor is read through its
+NumPy view (no copy on the torch side) and uploaded; the result is downloaded into a fresh NumPy array that
+becomes the output tensor without a copy (``torch.from_numpy``). The CUDA-tensor route later swaps only this
+piece: a transfer whose ``to_device`` wraps the tensor's memory as a
+:class:`~specux._runtime.device_array.DeviceArray` (its ``data_ptr`` on torch's current stream, after
+``.contiguous()``) and whose ``to_tensor`` returns a tensor owning the result buffer (allocated through
+torch's caching allocator, as ``DeviceRuntime.alloc`` does inside a CUDA session); the op is then registered
+with ``device_types=("cpu", "cuda")`` and picks the transfer by ``y.device``. Parameters, exec calls and the
+autograd formula stay as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from specux._runtime import device_array as da
+from specux._runtime.device_array import DeviceArray
+from specux.errors import UnsupportedOperationError
+from specux.torch._convert import dtype_name, numpy_of
+
+#: the backends whose generated kernels a device op runs (named explicitly by the caller)
+DEVICE_BACKENDS = ("cuda", "metal", "opencl")
+
+#: ``forward(rt, inputs, p) -> DeviceArray``: an exec module's operation
+Forward = Callable[[Any, tuple[DeviceArray, ...], Any], DeviceArray]
+#: ``backward(rt, grad, x, p, shape, backend) -> DeviceArray``: the gradient of the op's first argument
+#: (``x`` None when the recipe does not read the input; ``backend`` the name, for refusals)
+Backward = Callable[[Any, DeviceArray, "DeviceArray | None", Any, tuple[int, ...], str], DeviceArray]
+
+
+class HostTransfer:
+    """Tensors in host memory to and from device arrays of a kernelkit runtime (see the module docstring for
+    the CUDA-tensor counterpart)."""
+
+    def to_device(self, rt: Any, t: Tensor, dtype: str) -> DeviceArray:
+        """``t`` (a CPU tensor, any strides) as a device array of ``dtype`` (C-contiguous)."""
+        a = numpy_of(t)
+        return da.upload(rt, a.astype(dtype, copy=False))
+
+    def to_tensor(self, rt: Any, a: DeviceArray) -> Tensor:
+        """The device array's contents as a fresh CPU tensor (the download's array, not copied again)."""
+        return torch.from_numpy(da.download(rt, a))
+
+
+HOST = HostTransfer()
+
+
+@dataclass(frozen=True)
+class DeviceRecipe:
+    """What a device op runs.
+
+    Attributes
+    ----------
+    op : str
+        The public operation (the registry's name: ``"vqt"``, ``"stft"``, ...).
+    params : callable
+        ``params(x, *args) -> p`` from the op's arguments (``x`` possibly fake): the exec module's parameters;
+        raises for an option the device does not take.
+    forward : callable
+        The exec forward, ``forward(rt, (x,), p)``.
+    backward : callable
+        The exec adjoint chain, ``backward(rt, grad, x, p, x_shape, backend)``; ``x`` is None unless
+        ``reads_input(p)``.
+    out : callable
+        ``out(x, p) -> (shape, torch dtype)`` of the forward's result (the fake kernel's).
+    input_dtype : callable
+        ``input_dtype(p) -> str``: the dtype the exec functions take the input in.
+    compute_dtype : callable
+        ``compute_dtype(p) -> str``: the real precision the device must have.
+    reads_input : callable
+        ``reads_input(p) -> bool``: whether the backward needs the input (nonlinear outputs: magnitude,
+        power, logarithms).
+    constants : str
+        Names of the op's constant tensor arguments, for the refusal of their gradients.
+    """
+
+    op: str
+    params: Callable[..., Any]
+    forward: Forward
+    backward: Backward
+    out: Callable[[Tensor, Any], tuple[tuple[int, ...], torch.dtype]]
+    input_dtype: Callable[[Any], str]
+    compute_dtype: Callable[[Any], str]
+    reads_input: Callable[[Any], bool]
+    constants: str
+
+
+def backend_of(name: str, recipe: DeviceRecipe, p: Any) -> Any:
+    """The backend object ``name``, checked to serve ``recipe.op`` in ``p``'s precision."""
+    if name not in DEVICE_BACKENDS:
+        raise ValueError(
+            f"specux::{recipe.op}_device: backend must be one of {', '.join(map(repr, DEVICE_BACKENDS))}; "
+            f"got {name!r}"
+        )
+    from specux._backends import registry
+
+    backend = registry.get(name)  # BackendUnavailableError with the reason
+    if recipe.op not in backend.ops:
+        raise UnsupportedOperationError(
+            f"specux.{recipe.op}: backend {name!r} does not provide this operation in this build"
+        )
+    real = recipe.compute_dtype(p)
+    if real not in backend.dtypes:
+        raise TypeError(
+            f"specux.{recipe.op}: backend {name!r} computes in {', '.join(sorted(backend.dtypes))}; this "
+            f"call needs {real} (the device lacks it): pass float32 input or backend='cpu'"
+        )
+    return backend
+
+
+def _lock(rt: Any) -> Any:
+    # the host path's per-runtime lock: kernelkit's runtimes keep per-runtime scratch (tables, staging)
+    from specux._backends.generated import _lock as runtime_lock
+
+    return runtime_lock(rt)
+
+
+def _schema(signature: Callable, backward: bool) -> str:
+    """``signature``'s schema with ``str backend`` last (and ``Tensor grad`` first for a backward)."""
+    schema = torch.library.infer_schema(signature, mutates_args=())
+    head, tail = schema[: schema.rindex(") -> ")], schema[schema.rindex(") -> ") :]
+    if backward:
+        head = "(Tensor grad, " + head[1:]
+    return head + ", str backend" + tail
+
+
+def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: DeviceRecipe) -> tuple[Any, Any]:
+    """Register ``specux::<name>_device`` and ``specux::<name>_device_backward``; returns both ops.
+
+    Parameters
+    ----------
+    name : str
+        The CPU op's name (``"vqt"``, ``"stft"``, ...); the device ops add ``_device``.
+    signature : callable
+        The CPU op's annotated signature (the schema); the device op takes the same arguments and then
+        ``backend: str``.
+    n_tensors : int
+        How many leading arguments are tensors (or lists of tensors): the input, then constants.
+    recipe : DeviceRecipe
+        The parameters, exec forward and exec adjoint.
+
+    Returns
+    -------
+    forward, backward : torch custom ops
+        ``forward(x, *args, backend)`` and ``backward(grad, x, *args, backend)``.
+
+    See Also
+    --------
+    specux.torch._signal_op.define_signal_op : the CPU backend's counterpart.
+
+    Examples
+    --------
+    >>> import torch, specux  # doctest: +SKIP
+    >>> y = torch.randn(2, 4000, dtype=torch.float64, requires_grad=True)  # doctest: +SKIP
+    >>> specux.cqt(y, sr=8000, n_bins=24, backend="opencl").abs().sum().backward()  # doctest: +SKIP
+    """
+
+    def kernel(x: Tensor, *rest: Any) -> Tensor:
+        *args, backend = rest
+        p = recipe.params(x, *args)
+        rt = backend_of(backend, recipe, p).runtime
+        with _lock(rt):
+            xd = HOST.to_device(rt, x, recipe.input_dtype(p))
+            return HOST.to_tensor(rt, recipe.forward(rt, (xd,), p))
+
+    def fake(x: Tensor, *rest: Any) -> Tensor:
+        *args, backend = rest
+        p = recipe.params(x, *args)
+        backend_of(backend, recipe, p)
+        shape, dtype = recipe.out(x, p)
+        return x.new_empty(shape, dtype=dtype)
+
+    def backward_kernel(grad: Tensor, x: Tensor, *rest: Any) -> Tensor:
+        *args, backend = rest
+        p = recipe.params(x, *args)
+        rt = backend_of(backend, recipe, p).runtime
+        shape = tuple(int(s) for s in x.shape)
+        with _lock(rt):
+            # autograd hands the gradient in the output's dtype, which is the one the adjoints take
+            g = HOST.to_device(rt, grad, dtype_name(grad))
+            xd = HOST.to_device(rt, x, recipe.input_dtype(p)) if recipe.reads_input(p) else None
+            gx = HOST.to_tensor(rt, recipe.backward(rt, g, xd, p, shape, backend))
+        return gx.to(x.dtype)
+
+    def backward_fake(grad: Tensor, x: Tensor, *rest: Any) -> Tensor:
+        return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+    kernel.__doc__ = (
+        f"specux::{name} on the device backend named by ``backend`` (torch CPU tensors in and out): "
+        f"{signature.__doc__}"
+    )
+    backward_kernel.__doc__ = f"Gradient of specux::{name}_device by the device's adjoint kernels."
+    forward_op = torch.library.custom_op(
+        f"specux::{name}_device",
+        kernel,
+        mutates_args=(),
+        device_types="cpu",
+        schema=_schema(signature, False),
+    )
+    forward_op.register_fake(fake)
+    backward_op = torch.library.custom_op(
+        f"specux::{name}_device_backward",
+        backward_kernel,
+        mutates_args=(),
+        device_types="cpu",
+        schema=_schema(signature, True),
+    )
+    backward_op.register_fake(backward_fake)
+
+    def setup(ctx: Any, inputs: tuple, output: Tensor) -> None:
+        ctx.save_for_backward(inputs[0])
+        ctx.args = inputs[1:]
+        ctx.lists = [len(a) if isinstance(a, (list, tuple)) else None for a in inputs]
+
+    def grad_fn(ctx: Any, grad: Tensor) -> tuple:
+        (x,) = ctx.saved_tensors
+        for need in ctx.needs_input_grad[1:n_tensors]:
+            if any(need) if isinstance(need, (list, tuple)) else need:
+                raise UnsupportedOperationError(
+                    f"specux.{recipe.op}: gradients with respect to {recipe.constants} are not computed on "
+                    f"backend {ctx.args[-1]!r} (its adjoint kernels give the signal's gradient); pass "
+                    "constants that do not require grad, or backend='cpu' for their gradients"
+                )
+        gx = backward_op(grad.contiguous(), x, *ctx.args) if ctx.needs_input_grad[0] else None
+        rest = tuple(None if n is None else [None] * n for n in ctx.lists[1:])
+        return (gx, *rest)
+
+    forward_op.register_autograd(grad_fn, setup_context=setup)
+    return forward_op, backward_op
