@@ -34,17 +34,60 @@ def grating_shift(frames: np.ndarray, period: float, margin: int = 8) -> np.ndar
 
 
 def test_phase_difference_of_a_1d_analytic_pair_is_the_wrapped_phase_step():
-    # I = cos(psi), R1 = sin(psi) (the Riesz pair of a grating along x): the step is psi_c - psi_p, in
-    # (-pi, pi]
+    # I = cos(psi), R1 = sin(psi) (the Riesz pair of a grating along x): the step is psi_c - psi_p wrapped
+    # into (-pi, pi], times the fade of steps near pi, 1 - sin^2(step / 2)^16 (riesz.step_fade)
     psi_p = np.linspace(-3, 3, 13)
-    for step in (0.3, -1.2, 2.9, -2.9):
+    for step, wrapped in ((0.3, 0.3), (-1.2, -1.2), (2.9, 2.9), (-2.9, -2.9), (4.0, 4.0 - 2 * np.pi)):
         psi_c = psi_p + step
         cur = riesz.Quaternion(2 * np.cos(psi_c), 2 * np.sin(psi_c), np.zeros(13))
         prev = riesz.Quaternion(0.5 * np.cos(psi_p), 0.5 * np.sin(psi_p), np.zeros(13))
         dc, ds, amplitude = riesz.phase_difference(cur, prev)
-        np.testing.assert_allclose(dc, step, atol=1e-12)
+        np.testing.assert_allclose(dc, wrapped * (1 - math.sin(wrapped / 2) ** 32), atol=1e-12)
         np.testing.assert_allclose(ds, 0.0, atol=1e-12)
         np.testing.assert_allclose(amplitude, 1.0, rtol=1e-12)  # sqrt(|q_c| |q_p|) = sqrt(2 * 0.5)
+        if abs(step) <= 1.2:  # a step a motion gives is left as it is (within 1e-5 relative)
+            np.testing.assert_allclose(dc, step, rtol=1e-5)
+
+
+def test_step_fade_is_zero_where_the_step_is_undefined_and_one_where_it_is_not():
+    def fade(cur, prev):
+        cur, prev = riesz.Quaternion(*np.array(cur, float)), riesz.Quaternion(*np.array(prev, float))
+        real = cur.real * prev.real + cur.x * prev.x + cur.y * prev.y
+        vx, vy = prev.real * cur.x - cur.real * prev.x, prev.real * cur.y - cur.real * prev.y
+        return float(riesz.step_fade(cur, prev, real, np.sqrt(real**2 + vx**2 + vy**2)))
+
+    assert fade((0, 0, 0), (1, 0, 0)) == fade((1, 0, 0), (0, 0, 0)) == 0.0  # a zero coefficient
+    assert fade((-4e-4, 0, 0), (1e-3, 0, 0)) == 0.0  # a sign change: a step of pi, any orientation
+    eps = riesz.PHASE_EPSILON
+    assert fade((eps, 0, 0), (1, 0, 0)) == pytest.approx(0.5, rel=1e-12)  # g(eps) = 1 / 2
+    step = 1.5  # two coefficients of 10 eps, a step of 1.5 rad: within 2 * 1e-4 + 1e-5 of 1
+    assert 1 - 2.1e-4 < fade((10 * eps * math.cos(step), 10 * eps * math.sin(step), 0), (10 * eps, 0, 0)) < 1
+
+
+@pytest.mark.parametrize("case", ["zero coefficient", "sign change", "near pi"])
+def test_the_step_is_a_continuous_function_where_rounding_used_to_pick_it(case):
+    # Where the unfaded step has no limit, float32 rounding of the band (1e-7 to 1e-6 in luminance) picked
+    # any value in [0, pi] for it, and the accumulated phase kept it: the faded step moves by little more
+    # than that rounding over the coefficient's magnitude (here < 2e-2 rad for a 1e-7 perturbation of
+    # coefficients down to 1e-5; the unfaded step moved by about pi)
+    rng = np.random.default_rng(7)
+    prev = riesz.Quaternion(np.full(200, 1e-3), np.zeros(200), np.zeros(200))
+    if case == "zero coefficient":
+        cur = riesz.Quaternion(np.zeros(200), np.zeros(200), np.zeros(200))
+    elif case == "sign change":
+        cur = riesz.Quaternion(np.full(200, -4.4e-4), np.zeros(200), np.zeros(200))
+    else:  # a step of pi - 1e-4 in a random orientation, well above the gate
+        angle = rng.uniform(0, 2 * np.pi, 200)
+        cur = riesz.Quaternion(np.full(200, -1e-3 * math.cos(1e-4)), 1e-3 * math.sin(1e-4) * np.cos(angle),
+                               1e-3 * math.sin(1e-4) * np.sin(angle))
+    noisy = riesz.Quaternion(*(c + rng.normal(0, 1e-7, 200) for c in cur))
+    dc, ds, _ = riesz.phase_difference(cur, prev)
+    nc, ns, _ = riesz.phase_difference(noisy, prev)
+    assert np.hypot(nc - dc, ns - ds).max() < 2e-2
+    # the same inputs in float32 (what the backends compute in) agree with the float64 step as closely
+    f32 = [riesz.Quaternion(*(c.astype(np.float32) for c in q)) for q in (noisy, prev)]
+    fc, fs, _ = riesz.phase_difference(*f32)
+    assert np.hypot(fc - nc, fs - ns).max() < 2e-2
 
 
 def test_phase_difference_follows_the_orientation_and_is_zero_where_undefined():

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from vidmag._reference.pyramid import pyramid_levels
-from vidmag._reference.riesz import gaussian_taps
+from vidmag._reference.riesz import Quaternion, gaussian_taps, step_fade
 from vidmag._reference.temporal import butterworth_lowpass
 from vidmag.backend import spatial_taps
 from vidmag.params import Plan
@@ -92,12 +92,14 @@ class TorchRiesz:
         qx = prev[0] * cur[1] - cur[0] * prev[1]
         qy = prev[0] * cur[2] - cur[0] * prev[2]
         vector = torch.sqrt(qx * qx + qy * qy)
+        magnitude = torch.sqrt(real * real + vector * vector)
         difference = torch.atan2(vector, real)
         positive = vector > 0
         scale = torch.where(positive, difference / torch.where(positive, vector, torch.ones_like(vector)),
                             torch.zeros_like(vector))
-        amplitude = torch.sqrt(torch.sqrt(real * real + vector * vector))
-        return qx * scale, qy * scale, amplitude
+        # the reference's fade of the step where it is undefined (riesz.step_fade), its formula in float32
+        fade = step_fade(Quaternion(*cur), Quaternion(*prev), real, magnitude, where=torch.where)
+        return qx * (scale * fade), qy * (scale * fade), torch.sqrt(magnitude)
 
     def shifted(self, q: tuple, amplitude: Any, pc: Any, ps: Any) -> Any:
         torch, p = self.torch, self.plan.params

@@ -30,6 +30,7 @@ import functools
 
 from kernelkit.dialects import Dialect, Param, UnsupportedError
 from kernelkit.program import Program
+from vidmag._reference.riesz import PHASE_EPSILON, PI_FADE_POWER
 from vidmag.backend.kernels.templates import _build, _four_pixels, _p, _pack_words, _s
 
 __all__ = ["KERNELS", "program"]
@@ -39,6 +40,11 @@ Template = tuple[list[Param], list[str]]
 #: atan2(y, x) of each dialect: kernelkit's portable math has none (GLSL spells it atan with two arguments)
 _ATAN2 = {"opencl": "atan2", "cuda": "atan2f", "metal": "atan2", "glsl": "atan"}
 
+#: PHASE_EPSILON^4 of the reference's step fade, as a float32 literal (riesz.cl writes the same one); the
+#: fade's power of sin^2 is four squarings
+_EPS4 = f"{PHASE_EPSILON**4:.9g}f"
+assert PI_FADE_POWER == 16
+
 _FILTER = ("hb0", "hb1", "ha0", "ha1", "lb0", "lb1", "la0", "la1")
 
 
@@ -46,6 +52,21 @@ def _atan2(d: Dialect, y: str, x: str) -> str:
     if d.name not in _ATAN2:
         raise UnsupportedError(f"atan2 in {d.name}")
     return f"{_ATAN2[d.name]}({y}, {x})"
+
+
+def _step_fade() -> list[str]:
+    # riesz.cl's step_fade (vidmag._reference.riesz.step_fade) on b, r1, r2, pb, px, py, re and qlen:
+    # g(|current|) g(|previous|) (1 - sin^2(diff / 2)^16), the power by four squarings
+    return [
+        "const float nc = b * b + r1 * r1 + r2 * r2;",
+        "const float np = pb * pb + px * px + py * py;",
+        f"const float gate = (nc * nc / (nc * nc + {_EPS4})) * (np * np / (np * np + {_EPS4}));",
+        "const float hs = qlen > 0.0f ? (qlen - re) / (2.0f * qlen) : 0.0f;  // sin^2(diff / 2)",
+        "const float hs2 = hs * hs;",
+        "const float hs4 = hs2 * hs2;",
+        "const float hs8 = hs4 * hs4;",
+        "const float fade = gate * (1.0f - hs8 * hs8);",
+    ]
 
 
 def _filter_params() -> list[Param]:
@@ -167,9 +188,11 @@ def _phase(d: Dialect) -> Template:
         "const float vx = pb * r1 - b * px;",
         "const float vy = pb * r2 - b * py;",
         f"const float vlen = {sqrt('vx * vx + vy * vy')};",
+        f"const float qlen = {sqrt('re * re + vlen * vlen')};",
         f"const float diff = {_atan2(d, 'vlen', 're')};  // acos(re / |q|), stable near 0 and pi",
-        "const float scale = vlen > 0.0f ? diff / vlen : 0.0f;",
-        f"const float amp = {sqrt(sqrt('re * re + vlen * vlen'))};",
+        *_step_fade(),
+        "const float scale = (vlen > 0.0f ? diff / vlen : 0.0f) * fade;",
+        f"const float amp = {sqrt('qlen')};",
         "const float xc = first != 0 ? 0.0f : phase_c[i] + vx * scale;",
         "const float xs = first != 0 ? 0.0f : phase_s[i] + vy * scale;",
         "amplitude[i] = amp;",

@@ -176,6 +176,26 @@ __kernel void riesz_expand8(__global const float* src, __global float* dst, __gl
     ST8(result, dst + o, 0);
 }
 
+// The fade of a phase step where it is undefined (vidmag._reference.riesz.step_fade): g(|current|)
+// g(|previous|) (1 - sin^2(theta / 2)^16), g = n^2 / (n^2 + PHASE_EPSILON^4) of the squared magnitude n (eps
+// 1e-4), from n of both quaternions, the product's real part and its magnitude |current| |previous|.
+inline float step_fade(const float nc, const float np, const float real, const float magnitude)
+{
+    const float gate = (nc * nc / (nc * nc + 1e-16f)) * (np * np / (np * np + 1e-16f));
+    const float h = magnitude > 0.0f ? (magnitude - real) / (2.0f * magnitude) : 0.0f;  // sin^2(theta / 2)
+    const float h2 = h * h, h4 = h2 * h2, h8 = h4 * h4;
+    return gate * (1.0f - h8 * h8);
+}
+
+// step_fade on 8 pixels.
+inline float8 step_fade8(const float8 nc, const float8 np, const float8 real, const float8 magnitude)
+{
+    const float8 gate = (nc * nc / (nc * nc + 1e-16f)) * (np * np / (np * np + 1e-16f));
+    const float8 h = magnitude > 0.0f ? (magnitude - real) / (2.0f * magnitude) : (float8)(0.0f);
+    const float8 h2 = h * h, h4 = h2 * h2, h8 = h4 * h4;
+    return gate * (1.0f - h8 * h8);
+}
+
 // One level's band (h, w) -> its 3-tap Riesz transform and the step of the quaternionic phase, then (kind
 // != 0) the temporal filter of the phase (filter_weigh; kind 0 leaves state and weighted alone).
 // R1 (along x) and R2 (along y) correlate the band with [0.5, 0, -0.5], mirror borders (a level has at
@@ -202,9 +222,11 @@ __kernel void riesz_phase(__global const float* band, __global float* qb, __glob
     const float vx = pb * r1 - b * px;
     const float vy = pb * r2 - b * py;
     const float vector = sqrt(vx * vx + vy * vy);
+    const float magnitude = sqrt(real * real + vector * vector);
     const float difference = atan2(vector, real);  // acos(real / |q|), stable near 0 and pi
-    const float scale = vector > 0.0f ? difference / vector : 0.0f;
-    const float amp = sqrt(sqrt(real * real + vector * vector));
+    const float scale = (vector > 0.0f ? difference / vector : 0.0f)
+                        * step_fade(b * b + r1 * r1 + r2 * r2, pb * pb + px * px + py * py, real, magnitude);
+    const float amp = sqrt(magnitude);
     const float xc = first ? 0.0f : phase_c[i] + vx * scale;
     const float xs = first ? 0.0f : phase_s[i] + vy * scale;
     amplitude[i] = amp;
@@ -254,9 +276,11 @@ __kernel void riesz_phase8(__global const float* band, __global float* qb, __glo
     const float8 vx = pb * r1 - b * px;
     const float8 vy = pb * r2 - b * py;
     const float8 vector = sqrt(vx * vx + vy * vy);
+    const float8 magnitude = sqrt(real * real + vector * vector);
     const float8 difference = atan2(vector, real);
-    const float8 scale = vector > 0.0f ? difference / vector : (float8)(0.0f);
-    const float8 amp = sqrt(sqrt(real * real + vector * vector));
+    const float8 scale = (vector > 0.0f ? difference / vector : (float8)(0.0f))
+                         * step_fade8(b * b + r1 * r1 + r2 * r2, pb * pb + px * px + py * py, real, magnitude);
+    const float8 amp = sqrt(magnitude);
     const float8 xc = first ? (float8)(0.0f) : LD8(phase_c + i, 0) + vx * scale;
     const float8 xs = first ? (float8)(0.0f) : LD8(phase_s + i, 0) + vy * scale;
     ST8(amp, amplitude + i, 0);
