@@ -47,6 +47,7 @@ PUBLIC_MODULES = [
     "vidmag.demo",
     "vidmag.live",
     "vidmag.pulse",
+    "vidmag.face",
     "vidmag.synthetic",
     "vidmag.evaluate",
     "vidmag.suggest",

@@ -85,7 +85,20 @@ Box = tuple[int, int, int, int]
 
 
 class FaceNotFoundError(ValueError):
-    """The detector found no face where one was needed (the first frame of a clip)."""
+    """The detector found no face where one was needed (the first frame of a clip).
+
+    A ValueError: the region asked for does not exist in the frames given.
+
+    Examples
+    --------
+    >>> from vidmag import face, pulse, synthetic
+    >>> scene = synthetic.scene(160, 120, seconds=4.0)  # a skin-coloured oval: no face to the cascade
+    >>> try:
+    ...     pulse.estimate(scene, scene.fs, roi="face")
+    ... except face.FaceNotFoundError as error:
+    ...     print(str(error)[:60])
+    roi='face': the face detector (OpenCV's frontal-face Haar ca
+    """
 
 
 def _cv2() -> Any:
@@ -121,7 +134,7 @@ def check_available() -> None:
     Examples
     --------
     >>> from vidmag import face
-    >>> face.check_available()  # doctest: +SKIP
+    >>> face.check_available()  # silent when the face extra is installed
     """
     _cv2()
 
@@ -197,7 +210,7 @@ def detect_faces(frame: np.ndarray, *, min_size: float = 0.1) -> list[Box]:
     --------
     >>> import numpy as np
     >>> from vidmag import face
-    >>> face.detect_faces(np.full((120, 160, 3), 128, np.uint8))  # doctest: +SKIP
+    >>> face.detect_faces(np.full((120, 160, 3), 128, np.uint8))  # a grey frame: no face
     []
     """
     cv2 = _cv2()
@@ -331,12 +344,22 @@ class FaceTracker:
 
     Examples
     --------
-    >>> from vidmag import face, io
-    >>> tracker = face.FaceTracker(redetect_s=2.0)  # doctest: +SKIP
+    With a stand-in detector that always sees one face (OpenCV's cascade finds the face of the paper's
+    ``face.mp4`` at about that box):
+
+    >>> import numpy as np
+    >>> from vidmag import face
+    >>> tracker = face.FaceTracker(detector=lambda frame: [(40, 82, 394, 394)])
+    >>> tracker.update(np.zeros((592, 528, 3), np.uint8), 0.0)
+    (158, 106, 158, 63)
+    >>> tracker.state, tracker.face, tracker.detections
+    ('tracking', (40, 82, 394, 394), 1)
+
+    The real detector, on a clip (``vidmag.io.read_frames``):
+
+    >>> tracker = face.FaceTracker(region="cheeks", redetect_s=2.0)
     >>> for k, frame in enumerate(io.read_frames("face.mp4")):  # doctest: +SKIP
     ...     roi = tracker.update(frame, k / 30.0)
-    >>> tracker.state, tracker.roi  # doctest: +SKIP
-    ('tracking', (158, 106, 158, 63))
     """
 
     def __init__(

@@ -72,8 +72,8 @@ METHOD_WINDOW_S = 1.6
 _BAND_ORDER = 3
 _MIN_HALF_WIDTH_HZ = 0.1
 
-#: The value of ``roi=`` that finds and follows a face (:class:`vidmag.face.FaceTracker`).
-FACE = "face"
+# The value of ``roi=`` that finds and follows a face (:class:`vidmag.face.FaceTracker`).
+_FACE = "face"
 
 #: A region: a rectangle (x, y, w, h), a callable that finds one in a frame, "face" or a
 #: :class:`vidmag.face.FaceTracker` (a face followed through the frames), or None (the whole frame).
@@ -208,9 +208,9 @@ def _face_tracker(roi: Any) -> FaceTracker | None:
     if isinstance(roi, FaceTracker):
         return roi
     if isinstance(roi, str):
-        if roi != FACE:
+        if roi != _FACE:
             raise ValueError(
-                f"roi as a string must be {FACE!r} (a face found and followed; needs the face extra), "
+                f"roi as a string must be {_FACE!r} (a face found and followed; needs the face extra), "
                 f"got {roi!r}"
             )
         return FaceTracker()
@@ -221,7 +221,7 @@ def _roi_form(roi: Any) -> tuple[int, int, int, int]:
     # A rectangle's form, before any frame says whether it fits.
     if isinstance(roi, (str, bytes)) or not isinstance(roi, Iterable):
         raise TypeError(
-            f"roi must be None, a rectangle (x, y, w, h) in pixels, a callable or {FACE!r}, got {roi!r}"
+            f"roi must be None, a rectangle (x, y, w, h) in pixels, a callable or {_FACE!r}, got {roi!r}"
         )
     values = tuple(roi)
     if len(values) != 4 or not all(
