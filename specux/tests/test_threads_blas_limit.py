@@ -83,3 +83,15 @@ def test_the_count_comes_back_when_the_last_caller_is_another_thread(blas_thread
         leave.set()
         finish.set()
         t.join()
+
+
+def test_a_blas_loaded_after_the_first_limit_is_limited_too(blas_threads):
+    # the controller used to be made once: a library loaded later (OpenCV's wheel bundles its own OpenBLAS,
+    # loaded by the face tests) kept all its threads under the limit
+    with single_threaded_blas():
+        pass
+    cv2 = pytest.importorskip("cv2")  # noqa: F841  (loads its OpenBLAS, where the wheel has one)
+    counts = _blas_threads()
+    with single_threaded_blas():
+        assert _blas_threads() == [1] * len(counts)
+    assert _blas_threads() == counts

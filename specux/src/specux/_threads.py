@@ -13,6 +13,7 @@ import concurrent.futures
 import contextlib
 import functools
 import os
+import sys
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
@@ -22,13 +23,27 @@ _active = 0
 _limiter: Any = None
 
 
-@functools.lru_cache(maxsize=1)
+_controller_of: tuple[int, Any] | None = None
+
+
 def _controller() -> Any:
-    try:
-        import threadpoolctl
-    except ImportError:
-        return None
-    return threadpoolctl.ThreadpoolController()
+    """threadpoolctl's controller of the BLAS libraries loaded now, or None without threadpoolctl.
+
+    A controller knows the libraries loaded when it was made: one made before an import that brings its own
+    BLAS (OpenCV's wheel bundles an OpenBLAS) would leave that one on all its threads. Building a controller
+    costs about a millisecond (it walks the loaded libraries), so it is rebuilt only when the set of imported
+    modules has grown, which is how a Python process loads a native library.
+    """
+    global _controller_of
+    modules = len(sys.modules)
+    if _controller_of is None or _controller_of[0] != modules:
+        try:
+            import threadpoolctl
+        except ImportError:
+            _controller_of = (len(sys.modules), None)
+        else:
+            _controller_of = (len(sys.modules), threadpoolctl.ThreadpoolController())
+    return _controller_of[1]
 
 
 def _release_blas_control() -> None:
