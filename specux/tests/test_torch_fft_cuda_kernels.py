@@ -62,14 +62,17 @@ def test_adjoint_identity_of_the_device_formulas() -> None:
     torch.testing.assert_close(lhs, rhs, rtol=1e-12, atol=1e-12)
 
 
-def _tensor(device: str, dtype: str):
-    return SimpleNamespace(device=SimpleNamespace(type=device), dtype=dtype)
+def _tensor(device: str, dtype: str, requires_grad: bool = False):
+    return SimpleNamespace(device=SimpleNamespace(type=device), dtype=dtype, requires_grad=requires_grad)
 
 
 def test_which_tensors_take_the_ops() -> None:
     # CPU tensors: every op, under "auto" / "cpu"
     assert routed("stft", _tensor("cpu", "torch.float32"), "auto")
     assert not routed("stft", _tensor("cpu", "torch.float32"), "opencl")
+    # a CPU tensor that requires grad, with a named device backend: the device ops (their adjoint kernels)
+    assert routed("stft", _tensor("cpu", "torch.float32", requires_grad=True), "opencl")
+    assert not routed("chroma_stft", _tensor("cpu", "torch.float32", requires_grad=True), "opencl")
     # CUDA tensors: the FFT family in float32 / float64, under "auto" / "cuda"
     assert routed("fft.rfft", _tensor("cuda", "torch.float32"), "auto")
     assert routed("fft.fft", _tensor("cuda", "torch.complex128"), "cuda")
