@@ -326,6 +326,9 @@ OPS_TOL = {
     ("chroma_cqt", "float32"): 2e-5, ("chroma_cqt", "float64"): 1e-12,
     ("icqt", "float32"): 2e-6, ("icqt", "float64"): 1e-12,
     ("griffinlim_cqt", "float32"): 1e-4, ("griffinlim_cqt", "float64"): 1e-12,
+    # the dB conversions at the features' bound (test_db_device_route.py)
+    ("power_to_db", "float32"): 1e-5, ("power_to_db", "float64"): 1e-10,
+    ("amplitude_to_db", "float32"): 1e-5, ("amplitude_to_db", "float64"): 1e-10,
 }
 
 
@@ -407,6 +410,10 @@ def _ops_cases(rng) -> list[dict]:
         ("griffinlim_cqt", "22.05 kHz 84 bins polyphase, 4 iterations", (np.abs(C),),
          lambda a, b: specux.griffinlim_cqt(a[0], sr=22050, n_iter=4, res_type="polyphase", random_state=0,
                                             backend=b)),
+        ("power_to_db", "ref=np.max top_db=80 (a power spectrogram)", (np.abs(spec) ** 2,),
+         lambda a, b: specux.power_to_db(a[0], ref=np.max, backend=b)),
+        ("amplitude_to_db", "ref=1 top_db=None", (np.abs(spec_odd),),
+         lambda a, b: specux.amplitude_to_db(a[0], top_db=None, backend=b)),
     ]
     return [{"op": op, "what": what, "arrays": arrays, "call": call} for op, what, arrays, call in cases]
 
@@ -458,7 +465,7 @@ def step_ops(out: Path, backend: str = "cuda") -> int:
         _write(out, "ops.json", {"backend": backend, "unavailable": info.unavailable_reason})
         return 1
     generated = ("stft", "istft", "melspectrogram", "mfcc", "lfcc", "chroma_stft", "fftconvolve", "cqt",
-                 "vqt", "chroma_cqt", "icqt", "griffinlim_cqt")
+                 "vqt", "chroma_cqt", "icqt", "griffinlim_cqt", "power_to_db", "amplitude_to_db")
     missing = [op for op in generated if op not in info.ops]
     print(f"backend {backend} serves {', '.join(info.ops)}; not served: {', '.join(missing) or 'none'}",
           flush=True)
