@@ -1,6 +1,7 @@
-"""Helpers shared by the backend test modules (the Riesz pipelines on opencl and on the shared kernel tier,
-the cuda / metal emulations, the NVRTC and MSL checks of the kernel text). Not a test module: a test module
-loads it by path (pytest runs with ``--import-mode=importlib``, so this folder is not on ``sys.path``)."""
+"""Helpers shared by the backend test modules (the Riesz pipelines on opencl, on the shared kernel tier and
+on crops of the sample clips, the cuda / metal emulations, the NVRTC and MSL checks of the kernel text). Not
+a test module: a test module loads it by path (pytest runs with ``--import-mode=importlib``, so this folder
+is not on ``sys.path``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ RIESZ_PARAMS = {
     "riesz_iir": dict(alpha=15.0, r1=0.4, r2=0.05, sigma=1.5),
     "riesz_ideal": dict(alpha=20.0, fl=1.5, fh=6.0, sigma=2.0),
 }
+
+#: The sample clips (never committed): ``../shared/data/clips`` beside the repository.
+CLIPS_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "clips"
 
 #: The start of a minimal stand-in for <metal_stdlib>; a test appends what its kernels call, then ``}``.
 MSL_STUB_HEAD = """\
@@ -35,6 +39,26 @@ def within_one(got: np.ndarray, want: np.ndarray) -> None:
     """uint8 frames of the same shape, nowhere more than 1 grey level apart."""
     assert got.shape == want.shape and got.dtype == np.uint8
     assert np.abs(got.astype(np.int16) - want.astype(np.int16)).max() <= 1
+
+
+def sample_crop(name: str, T: int, H: int, W: int, *, centre: bool = True) -> np.ndarray:
+    """The first ``T`` frames of the sample clip ``name`` (in :data:`CLIPS_DIR`), an ``H`` x ``W`` crop of
+    their centre (``centre=False``: of their top-left corner); the test is skipped when the clip is absent."""
+    import pytest
+
+    from vidmag import io
+
+    path = CLIPS_DIR / name
+    if not path.exists():
+        pytest.skip(f"sample clip {path} is absent")
+    frames = []
+    for frame in io.read_frames(str(path)):
+        frames.append(frame)
+        if len(frames) == T:
+            break
+    clip = np.stack(frames)
+    top, left = ((clip.shape[1] - H) // 2, (clip.shape[2] - W) // 2) if centre else (0, 0)
+    return np.ascontiguousarray(clip[:, top : top + H, left : left + W])
 
 
 def check_live_magnifier(backend: str, clip: np.ndarray) -> None:
