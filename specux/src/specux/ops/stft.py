@@ -170,12 +170,21 @@ def irfft_into(spectra: np.ndarray, n: int, out: np.ndarray) -> None:
     _cpu_fft.irfft_into(spectra, n, out, _scipy_irfft_into)
 
 
-#: bytes of windowed frames transformed at a time by :func:`spectrum_blocks`: the block, its spectrum and the
-#: windowing then stay in a core's own cache (256 KiB or more on current x86-64 and arm64 cores). Measured
-#: on a 2-core Zen 3 (512 KiB L2) for 1001 frames of 512 samples on one thread: 2.84 ms with blocks of 2 MiB
-#: (each one's arrays freshly allocated), 1.20 ms in 256 KiB blocks, 0.98 ms with the FFT writing into the
-#: output, 0.94 ms with 512 KiB blocks (within the noise of 256 KiB, and over a smaller L2).
-_STFT_BLOCK_BYTES = 1 << 18
+#: the most bytes of windowed frames transformed at a time by :func:`spectrum_blocks` (:func:`block_rows`).
+#: Each FFT call has a fixed cost (MKL's DFTI, torch's FFT library on x86-64, set up per call more than
+#: scipy's pocketfft): on a 2-core Zen 3, 16 x 1001 frames of 512 float32 took 8.4 ms in 256 KiB blocks,
+#: 6.1 ms in 1 MiB and 5.9 ms in 2 MiB (torch.stft 5.6 ms); scipy's engine within noise of the same at every
+#: size (the per-thread buffers are reused, so a block's size costs no allocation).
+_STFT_BLOCK_BYTES = 1 << 21
+
+
+def block_rows(B: int, T: int, N: int, itemsize: int) -> int:
+    """Frames per block for ``B`` signals of ``T`` frames of ``N`` samples: as many as fit in
+    :data:`_STFT_BLOCK_BYTES`, but no more than a quarter core's share of all frames, so that a short batch
+    (one signal of 1001 frames: 0.6 ms against 2.5 ms in one block) still gives every core a few blocks; at
+    least 16 (a block's fixed cost), at most ``T`` (a block lies within one signal)."""
+    share = -(-B * T // (4 * cores()))
+    return max(1, min(T, max(16, min(_STFT_BLOCK_BYTES // (N * itemsize), share))))
 #: bytes of frames per istft task (:func:`_istft_blocks`)
 _BLOCK_BYTES = 1 << 21
 
@@ -202,15 +211,15 @@ def spectrum_blocks(
     """Call ``consume(b, t0, X)`` with the complex spectra ``X`` (frames, 1 + n_fft // 2) of frames
     ``t0 .. t0 + len(X)`` of row ``b`` of ``y`` (B, L), block by block, spread over the cores.
 
-    Each block (about :data:`_STFT_BLOCK_BYTES` of frames) is windowed, transformed and consumed while it is
-    in cache; each frame's FFT is the same as in one call over all frames, so results do not depend on the
-    blocking. ``consume`` runs on pool threads, on distinct blocks; ``X`` is only valid during the call (a
+    Each block (:func:`block_rows` frames) is windowed, transformed and consumed in turn, in buffers the
+    thread reuses; each frame's FFT is the same as in one call over all frames, so results do not depend on
+    the blocking. ``consume`` runs on pool threads, on distinct blocks; ``X`` is only valid during the call (a
     buffer the thread reuses), unless ``out`` is given: an array (B, n_frames, 1 + n_fft // 2) of the complex
     dtype that the FFT writes into, ``X`` then being its slice (``consume`` may be None).
     """
     sources = _frame_sources(y, p)
     B, T, N = y.shape[0], p.n_frames, p.n_fft
-    rows = max(1, min(T, max(16, _STFT_BLOCK_BYTES // (N * np.dtype(p.dtype).itemsize))))
+    rows = block_rows(B, T, N, np.dtype(p.dtype).itemsize)
     window = p.window.astype(p.dtype)
     lo, hi = 0, N
     if p.win_length < N:  # only the window's support is non-zero: multiply there, zeros elsewhere

@@ -113,7 +113,7 @@ def spectrum_adjoint(G_tf: np.ndarray, p: StftParams) -> np.ndarray:
     # the padded gradient's samples outside the signal: added back onto the samples they copy (unpad)
     sides = np.zeros((B, 2 * pad), dtype=p.dtype) if pad and p.pad_mode != "constant" else None
     last = N // 2 if N % 2 == 0 else None
-    per_task = max(c, _stft._STFT_BLOCK_BYTES // (N * np.dtype(p.dtype).itemsize))
+    per_task = max(c, _stft.block_rows(B, R, N, np.dtype(p.dtype).itemsize))
 
     def run(span: list[tuple[int, int]]) -> None:
         h = np.empty((per_task + c - 1, F), dtype=G_tf.dtype)
