@@ -52,3 +52,37 @@ def test_importing_specux_touches_no_device_library():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[] 0"
+
+
+def _child_pool(queue) -> None:
+    from specux._threads import for_each, pool
+
+    seen: list[int] = []
+    for_each(seen.append, list(range(8)))
+    queue.put((sorted(seen), pool().submit(lambda: 41 + 1).result(timeout=20)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_child_forked_after_the_pool_ran_gets_a_pool_of_its_own():
+    # the parent's pool has workers now; in the child they do not exist, and work handed to that pool waited
+    # for them forever (a melspectrogram of 4 x 16000 in a data loader's worker hung)
+    import time
+
+    from specux._threads import pool
+
+    # every worker started and idle (each task waits, so that the next one needs another worker)
+    workers = pool()._max_workers
+    assert list(pool().map(lambda i: time.sleep(0.05) or i, range(2 * workers))) == list(range(2 * workers))
+    assert len(pool()._threads) == workers
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child_pool, args=(queue,))
+    proc.start()
+    try:
+        got = queue.get(timeout=60)
+    except Exception:
+        proc.kill()
+        pytest.fail("the forked child's work on the pool never ran")
+    proc.join(30)
+    assert proc.exitcode == 0
+    assert got == (list(range(8)), 42)

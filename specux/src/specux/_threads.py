@@ -111,6 +111,19 @@ def pool() -> concurrent.futures.ThreadPoolExecutor:
     return concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix=_POOL_PREFIX)
 
 
+def _after_fork_in_child() -> None:
+    """A forked child (a data loader's worker, say) has none of the parent's threads: the parent's pool would
+    take its work and never run it (its dead workers count as present), and a lock some other thread held at
+    the fork would stay held. The child starts a pool of its own on first use, with a fresh lock."""
+    global _lock
+    _lock = threading.Lock()
+    pool.cache_clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def in_pool() -> bool:
     """Whether this thread is a worker of :func:`pool`: work it hands to the pool and waits for could wait for
     a worker forever (all of them waiting likewise), so such work runs on this thread instead."""
