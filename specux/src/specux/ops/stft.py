@@ -185,6 +185,8 @@ def block_rows(B: int, T: int, N: int, itemsize: int) -> int:
     least 16 (a block's fixed cost), at most ``T`` (a block lies within one signal)."""
     share = -(-B * T // (4 * cores()))
     return max(1, min(T, max(16, min(_STFT_BLOCK_BYTES // (N * itemsize), share))))
+
+
 #: bytes of frames per istft task (:func:`_istft_blocks`)
 _BLOCK_BYTES = 1 << 21
 
