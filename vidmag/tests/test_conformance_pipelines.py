@@ -159,7 +159,8 @@ def test_many_small_chunks_match_reference(backend_name, pipeline, compat, requi
     if name == "opencl":
         from vidmag.backend.opencl import pipelines as fused
 
-        monkeypatch.setattr(fused, "CHUNK_BYTES", 5 * frame_bytes)
+        monkeypatch.setattr(fused, "CHUNK_BYTES", 5 * frame_bytes)  # a GPU's batch
+        monkeypatch.setattr(fused, "CHUNK_BYTES_CPU", 5 * frame_bytes)  # a CPU device's (PoCL)
     if name == "vulkan":
         from vidmag.backend.vulkan import fused
 

@@ -126,3 +126,27 @@ def test_retune_refuses_what_the_state_cannot_carry(synthetic_params, require_ba
         assert s.plan.params["alpha"] == 0.0  # unchanged
         s.push(clip[2:])
     assert s.retune(raised) is False  # closed
+
+
+def test_a_cpu_device_takes_smaller_batches(require_backend):
+    """On a CPU device the batch's buffers are the process's memory: its batch is the smaller one (baby's
+    peak under 500 MB depends on it); a GPU keeps the larger, fewer launches per frame."""
+    require_backend("opencl")
+    from types import SimpleNamespace
+
+    from vidmag.backend.opencl import pipelines as fused
+
+    plan = make_plan("laplacian_iir", fs=30.0, compat=None, params=dict(alpha=10.0, lambda_c=16.0, r1=0.4,
+                     r2=0.05, chrom_attenuation=0.1), frame_shape=(544, 960, 3))
+    frame_bytes = 544 * 960 * 3
+    tier = fused.OpenCLFused.__new__(fused.OpenCLFused)
+    for on_cpu, chunk in ((True, fused.CHUNK_BYTES_CPU), (False, fused.CHUNK_BYTES)):
+        tier.rt = SimpleNamespace(runtime=SimpleNamespace(on_cpu=on_cpu))
+        assert tier.batch_frames(plan) == chunk // frame_bytes
+    assert fused.CHUNK_BYTES_CPU // frame_bytes < fused.CHUNK_BYTES // frame_bytes
+    # the device this run has (PoCL in CI) is a CPU device and takes the smaller batch
+    from vidmag.backend.opencl.operations import OpenCLOperations
+
+    real = fused.OpenCLFused(OpenCLOperations())
+    expected = fused.CHUNK_BYTES_CPU if real.rt.runtime.on_cpu else fused.CHUNK_BYTES
+    assert real.batch_frames(plan) == max(1, expected // frame_bytes)

@@ -23,12 +23,18 @@ from vidmag.backend.spatial_taps import Taps
 from vidmag.backend.stages import contiguous_span
 from vidmag.params import Plan
 
-#: Bytes of input frames one batch holds (10 baby frames, 17 face frames). The device also holds that batch's
-#: float pyramid (about 8 times as much, in scratch arrays reused from batch to batch and shared between
-#: stages where shapes allow). Measured with PoCL: `vidmag magnify --preset baby` peaks at 443 MB of resident
-#: memory at this size (405 MB at 12 MiB, 384 MB at 8 MiB), and 16 MiB ran face and baby 5 to 15% faster
-#: than 8 or 12 MiB (fewer launches per frame).
+#: Bytes of input frames one batch holds on a GPU (10 baby frames, 17 face frames). The device also holds that
+#: batch's float pyramid (about 8 times as much, in scratch arrays reused from batch to batch and shared
+#: between stages where shapes allow). 16 MiB ran face and baby 5 to 15% faster than 8 or 12 MiB (fewer
+#: launches per frame).
 CHUNK_BYTES = 16 * 2**20
+
+#: The same on a CPU device (PoCL): there the device's buffers are the process's own memory, so the batch's
+#: pyramid counts in its resident set. Measured 2026-12-03 with PoCL 3.0 on a 2-core Zen 3, laplacian_iir on
+#: 150 baby frames already decoded: the run's peak over the frames 217 MB at 16 MiB, 141 MB at 8, 81 MB at 4,
+#: for 0.93 / 0.99 / 1.00 s (the H.264 encoder of a file run is 4 times slower than either, so the file run
+#: does not notice). `vidmag magnify --preset baby` is held to 500 MB, and the 136 MB decide it.
+CHUNK_BYTES_CPU = 4 * 2**20
 
 
 def _is_diagonal(m: np.ndarray) -> bool:
@@ -59,7 +65,8 @@ class OpenCLFused:
 
     # --- frames in and out ------------------------------------------------------------------------------
     def batch_frames(self, plan: Plan) -> int:
-        return max(1, CHUNK_BYTES // (plan.height * plan.width * 3))
+        chunk = CHUNK_BYTES_CPU if self.rt.runtime.on_cpu else CHUNK_BYTES
+        return max(1, chunk // (plan.height * plan.width * 3))
 
     def upload_frames(self, frames: Sequence[np.ndarray]) -> cla.Array:
         """Host frames on the device. Frames that lie one after another in memory (the slices of a clip array
