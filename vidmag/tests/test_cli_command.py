@@ -143,9 +143,13 @@ def test_magnify_with_preset_and_options(tmp_path, clip, capsys):
         (["magnify", "{corrupt}", "-o", "{out}", "--preset", "baby"], 1, "cannot read"),
         (["magnify", "{clip}", "-o", "{nodir}", "--preset", "baby"], 1, "does not exist"),
         (["frobnicate"], 2, "invalid choice"),
+        (["magnify", "{clip}", "-o", "{out}", "--preset", "baby", "--max-frames", "0"], 2, "max_frames"),
+        (["magnify", "{missing}", "-o", "{out}", "--preset", "baby", "--max-frames", "-2"], 2, "max_frames"),
+        (["magnify", "{clip}", "-o", "{out}", "--preset", "baby", "--max-frames", "2.5"], 2, "--max-frames"),
     ],
     ids=["no-args", "no-pipeline", "bad-preset", "missing-param", "not-a-number", "quality", "bad-pipeline",
-         "unavailable-backend", "missing-input", "corrupt-input", "no-output-dir", "bad-command"],
+         "unavailable-backend", "missing-input", "corrupt-input", "no-output-dir", "bad-command",
+         "max-frames-zero", "max-frames-negative-before-the-input", "max-frames-not-an-integer"],
 )
 def test_errors_are_one_line_with_exit_code_and_no_file(tmp_path, clip, capsys, argv, code, message):
     out_dir = tmp_path / "out"
@@ -161,6 +165,19 @@ def test_errors_are_one_line_with_exit_code_and_no_file(tmp_path, clip, capsys, 
     assert "error" in lines[0] and message in lines[0]
     assert "Traceback" not in err
     assert os.listdir(out_dir) == []
+
+
+def test_magnify_max_frames(tmp_path, clip, capsys):
+    out_path = tmp_path / "short.mp4"
+    code, out, err = run(capsys, "magnify", str(clip), "-o", str(out_path), *IIR_OPTIONS, "--max-frames", "7",
+                         "--side-by-side")
+    assert code == 0, err
+    assert "7 frames, 128x48" in out
+    info = io.probe(out_path)
+    assert (info.n_frames, info.width) == (7, 128)
+    with pytest.raises(SystemExit):
+        main(["magnify", "--help"])
+    assert "--max-frames N" in capsys.readouterr().out
 
 
 def test_demo_command(tmp_path, capsys):
@@ -190,3 +207,10 @@ def test_the_installed_command_runs(tmp_path, clip):
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "r1" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "o.mp4").exists()
+
+
+def test_python_dash_m_vidmag_runs_the_command():
+    # what the docs' "python -m vidmag ..." lines and their test use
+    done = subprocess.run([sys.executable, "-m", "vidmag", "--version"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == f"vidmag {vidmag.__version__}"

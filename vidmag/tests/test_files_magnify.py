@@ -401,3 +401,88 @@ def test_output_may_not_replace_its_own_input(dirs, clip):
         vidmag.magnify_file(clip, clip, preset="face", backend="cpu")
     assert clip.read_bytes() == original
     assert sorted(os.listdir(dirs[0])) == ["clip.mp4"]
+
+
+# -- max_frames: the first N frames only ------------------------------------------------------------------
+
+
+def test_max_frames_writes_the_first_frames_of_the_full_run(dirs, clip):
+    # laplacian_iir streams: its first 8 frames are those of the whole clip's run. quality=0 is lossless
+    # x264, so the two files decode to the same bytes where the frames are the same.
+    full = vidmag.magnify_file(clip, dirs[1] / "full.mp4", backend="cpu", quality=0, **IIR)
+    short = vidmag.magnify_file(clip, dirs[1] / "short.mp4", backend="cpu", quality=0, max_frames=8, **IIR)
+    assert (full.frames, short.frames) == (24, 8)
+    assert io.probe(dirs[1] / "short.mp4").n_frames == 8
+    got = decoded(dirs[1] / "short.mp4")
+    assert got.shape == (8, 48, 64, 3)
+    np.testing.assert_array_equal(got, decoded(dirs[1] / "full.mp4")[:8])
+
+
+def test_max_frames_numpy_integer_and_longer_than_the_clip(dirs, clip):
+    result = vidmag.magnify_file(clip, dirs[1] / "a.mp4", backend="cpu", max_frames=np.int64(5), **IIR)
+    assert result.frames == 5
+    # a clip shorter than max_frames runs whole
+    assert vidmag.magnify_file(clip, dirs[1] / "b.mp4", backend="cpu", max_frames=100, **IIR).frames == 24
+
+
+def test_max_frames_is_a_clip_that_ends_there_for_the_ideal_pipelines(dirs, clip, capsys):
+    # The two passes of laplacian_ideal both stop at max_frames: the result is that of a clip of the first 10
+    # frames (written losslessly in RGB, FFV1 bgr0), not the first 10 frames of the whole clip's result;
+    # and both progress bars count to 10.
+    params = {"pipeline": "laplacian_ideal", "alpha": 10.0, "lambda_c": 16.0, "fl": 1.0, "fh": 3.0,
+              "chrom_attenuation": 0.5}
+    first_ten = write_clip(dirs[0] / "ten.mkv", decoded(clip)[:10], fps=Fraction(25), codec="ffv1",
+                           pix_fmt="bgr0")
+    np.testing.assert_array_equal(decoded(first_ten), decoded(clip)[:10])
+    result = vidmag.magnify_file(clip, dirs[1] / "cut.mp4", backend="cpu", quality=0, max_frames=10,
+                                 progress=True, **params)
+    assert result.frames == 10 and result.route == "in memory"
+    lines = [line.split("\r")[-1] for line in capsys.readouterr().err.split("\n") if line]
+    assert len(lines) == 2 and all("10/10" in line for line in lines), lines
+    vidmag.magnify_file(first_ten, dirs[1] / "ten.mp4", backend="cpu", quality=0, **params)
+    vidmag.magnify_file(clip, dirs[1] / "full.mp4", backend="cpu", quality=0, **params)
+    got = decoded(dirs[1] / "cut.mp4")
+    np.testing.assert_array_equal(got, decoded(dirs[1] / "ten.mp4"))
+    assert not np.array_equal(got, decoded(dirs[1] / "full.mp4")[:10])
+
+
+def test_max_frames_on_the_bounded_memory_route(dirs, clip):
+    # Over a tiny budget laplacian_ideal keeps its bands on disk (byte for byte the in-memory run on cpu):
+    # the route sees the 10 frames too.
+    params = {"alpha": 10.0, "lambda_c": 16.0, "fl": 1.0, "fh": 3.0, "chrom_attenuation": 0.5}
+    common = dict(pipeline="laplacian_ideal", backend="cpu", quality=0, max_frames=10, **params)
+    bounded = vidmag.magnify_file(clip, dirs[1] / "disk.mp4", memory=1, **common)
+    in_memory = vidmag.magnify_file(clip, dirs[1] / "ram.mp4", **common)
+    assert bounded.route == "bands on disk" and in_memory.route == "in memory"
+    assert bounded.frames == in_memory.frames == 10
+    np.testing.assert_array_equal(decoded(dirs[1] / "disk.mp4"), decoded(dirs[1] / "ram.mp4"))
+    assert sorted(os.listdir(dirs[1])) == ["disk.mp4", "ram.mp4"]  # the work directory is gone
+
+
+def test_max_frames_with_side_by_side_and_audio(dirs):
+    src = write_clip(dirs[0] / "talk.mp4", moving_frames(30, 48, 64), audio_seconds=1.0)
+    result = vidmag.magnify_file(src, dirs[1] / "out.mp4", backend="cpu", side_by_side=True, quality=0,
+                                 max_frames=9, **IIR)
+    assert (result.frames, result.width, result.height) == (9, 128, 48) and result.audio
+    got = decoded(dirs[1] / "out.mp4")
+    assert got.shape == (9, 48, 128, 3)
+    assert psnr(got[:, :, :64], decoded(src)[:9]) > 40.0  # the first 9 source frames on the left
+    with av.open(str(dirs[1] / "out.mp4")) as container:
+        stream = container.streams.audio[0]
+        samples = sum(frame.samples for frame in container.decode(stream))
+    # cut where the 9 frames end (0.3 s), to within one AAC packet of 1024 samples
+    assert samples / 16000 == pytest.approx(9 / 30, abs=0.07)
+
+
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [(0, ValueError), (-3, ValueError), (True, TypeError), (np.bool_(True), TypeError), (8.0, TypeError),
+     ("8", TypeError)],
+    ids=["zero", "negative", "bool", "numpy-bool", "float", "str"],
+)
+def test_bad_max_frames_is_refused_up_front(dirs, clip, value, error):
+    # Up front: before the source is even opened (a missing source would be a FileNotFoundError).
+    for src in (clip, dirs[0] / "missing.mp4"):
+        with pytest.raises(error, match=r"max_frames must be a positive integer .*or None"):
+            vidmag.magnify_file(src, dirs[1] / "out.mp4", backend="cpu", max_frames=value, **IIR)
+    assert os.listdir(dirs[1]) == []

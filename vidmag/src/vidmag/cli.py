@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "laplacian_ideal keeps its bands on disk (every backend), riesz_ideal and "
                      "steerable_ideal their phase (cpu backend only: elsewhere over the budget is an error), "
                      "and gaussian_ideal runs in tiles")
+    how.add_argument("--max-frames", type=int, metavar="N", default=argparse.SUPPRESS,
+                     help="magnify only the first N frames, N >= 1 (a quick look at a setting; the audio "
+                     "is cut to match; default: every frame)")
     how.add_argument("-q", "--quiet", action="store_true",
                      help="no progress bar and no summary line")
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import numbers
 import os
 import shutil
 import tempfile
@@ -218,6 +220,7 @@ def magnify_file(
     audio: bool = True,
     progress: bool | Callable[[int], None] = False,
     memory: int | str | None = None,
+    max_frames: int | None = None,
     **params: Any,
 ) -> MagnifyResult:
     """Magnify a video file and write the result as H.264.
@@ -279,6 +282,14 @@ def magnify_file(
         "auto" chose) raise a ValueError naming memory and the backend: the backend is never switched
         silently. A budget too small for even the phase route's one frame of work is a ValueError naming
         memory.
+    max_frames : int or None
+        Magnify only the first `max_frames` frames of `src` (a positive ``int`` or numpy integer; a bool, a
+        float such as ``8.0`` or a string is a TypeError naming max_frames). None: every frame. The run is
+        the one of a clip that ends there: the ideal pipelines' passes, the memory estimate that chooses the
+        route, the progress bar's total and the audio (cut where the video ends) all see `max_frames`
+        frames, and `side_by_side` pairs them with the first `max_frames` source frames. A clip shorter than
+        `max_frames` runs whole. The streaming pipelines' first `max_frames` output frames are those of the
+        full run; the ideal pipelines' are not (their temporal filter sees only the frames kept).
     **params
         The pipeline's parameters: ``alpha``, ``level``, ``lambda_c``, ``fl``, ``fh``, ``r1``, ``r2``,
         ``chrom_attenuation`` (see :func:`vidmag.magnify`).
@@ -337,6 +348,7 @@ def magnify_file(
         raise ValueError(f"encoder_preset: {encoder_preset!r} is not one of {', '.join(_X264_PRESETS)}")
     side_by_side = check_bool("side_by_side", side_by_side)
     audio = check_bool("audio", audio)
+    max_frames = _check_max_frames(max_frames)
     if not callable(progress):
         progress = check_bool("progress", progress)
     if fs is not None:
@@ -346,6 +358,9 @@ def magnify_file(
     io.check_not_source(src, dst)
     info = io.probe(src)  # refuses a pipe before opening it, and a still image
     pipeline_name, fs_hz, run_params = _resolve_pipeline(preset, pipeline, fs, compat, params, info.fps)
+    n_frames = info.n_frames
+    if max_frames is not None and n_frames is not None:
+        n_frames = min(n_frames, max_frames)
 
     # Imported here: vidmag/__init__.py imports this module, and these import the package.
     from vidmag import pipelines as _pipelines
@@ -353,10 +368,12 @@ def magnify_file(
 
     budget = default_memory_budget() if memory is None else parse_size(memory, "memory")
     backend_name, _ = _pipelines.select_backend(backend, pipeline_name)  # "auto" for the pipeline at hand
-    route = _bounded_route(src, info, pipeline_name, backend_name, fs_hz, compat, run_params, budget)
-    expected = output_frames(pipeline_name, compat, info.n_frames) if info.n_frames else None
-    report = _Progress(progress, pipeline_name, info.n_frames, expected, os.path.basename(out_path))
-    source = report.wrap_source(io.frame_source(src))
+    frames_of_src = _first_frames(io.frame_source(src), max_frames)
+    route = _bounded_route(frames_of_src, n_frames, info, pipeline_name, backend_name, fs_hz, compat,
+                           run_params, budget)
+    expected = output_frames(pipeline_name, compat, n_frames) if n_frames else None
+    report = _Progress(progress, pipeline_name, n_frames, expected, os.path.basename(out_path))
+    source = report.wrap_source(frames_of_src)
     magnified: Iterator[np.ndarray] | None = None
     originals: Iterator[np.ndarray] | None = None
     workdir: str | None = None
@@ -369,7 +386,7 @@ def magnify_file(
                 backend=backend_name,
                 compat=compat,
                 progress=report.output_frame,
-                n_frames=info.n_frames,
+                n_frames=n_frames,
                 **run_params,
             )
         else:
@@ -428,11 +445,14 @@ def magnify_file(
     )
 
 
-def _bounded_route(src: str, info: io.VideoInfo, pipeline: str, backend: str, fs: float, compat: str | None,
-                   params: dict[str, Any], budget: int) -> Any:
+def _bounded_route(source: Callable[[], Iterator[np.ndarray]], n_frames: int | None, info: io.VideoInfo,
+                   pipeline: str, backend: str, fs: float, compat: str | None, params: dict[str, Any],
+                   budget: int) -> Any:
     """The bounded-memory route of this run, or None when it runs in memory (it fits, or has none).
 
-    The route is a callable ``(source, workdir, progress) -> iterator of frames`` with a ``name``.
+    `source` gives the frames the run magnifies and `n_frames` their count when the container states it
+    (both already cut to ``max_frames``). The route is a callable ``(source, workdir, progress) -> iterator
+    of frames`` with a ``name``.
     """
     from vidmag import _out_of_core
     from vidmag.params import make_plan
@@ -440,8 +460,8 @@ def _bounded_route(src: str, info: io.VideoInfo, pipeline: str, backend: str, fs
     if pipeline not in _out_of_core.ROUTES:
         return None  # a streaming pipeline: it holds O(1) frames
     plan = make_plan(pipeline, fs=fs, compat=compat, params=params, frame_shape=(info.height, info.width, 3),
-                     n_frames=info.n_frames)
-    n_frames = info.n_frames if info.n_frames else sum(1 for _ in io.read_frames(src))
+                     n_frames=n_frames)
+    n_frames = n_frames if n_frames else sum(1 for _ in source())
     if working_set(plan, n_frames, backend=backend) <= budget:
         return None
     backends = _out_of_core.ROUTES[pipeline]
@@ -471,6 +491,38 @@ def _bounded_route(src: str, info: io.VideoInfo, pipeline: str, backend: str, fs
 
     tiled.name = f"tiles of {tile[0]} x {tile[1]}"
     return tiled
+
+
+def _first_frames(source: Callable[[], Iterator[np.ndarray]],
+                  max_frames: int | None) -> Callable[[], Iterator[np.ndarray]]:
+    """`source`, each pass of it ending after `max_frames` frames (None: `source` itself)."""
+    if max_frames is None:
+        return source
+
+    def first() -> Iterator[np.ndarray]:
+        frames = source()
+        try:
+            yield from itertools.islice(frames, max_frames)
+        finally:
+            # the decoder is closed when the pass stops early, not whenever the iterator is collected
+            close = getattr(frames, "close", None)
+            if close is not None:
+                close()
+
+    return first
+
+
+def _check_max_frames(max_frames: Any) -> int | None:
+    if max_frames is None:
+        return None
+    # An integer type only: 8.0 or "8" is a caller's mistake (a computed length, an unparsed option) that
+    # taking it would hide, and True would be one frame.
+    if isinstance(max_frames, (bool, np.bool_)) or not isinstance(max_frames, numbers.Integral):
+        raise TypeError(f"max_frames must be a positive integer (int or numpy integer) or None, got "
+                        f"{type(max_frames).__name__} {max_frames!r}")
+    if max_frames < 1:
+        raise ValueError(f"max_frames must be a positive integer (1 or more) or None, got {max_frames!r}")
+    return int(max_frames)
 
 
 def _next_original(originals: Iterator[np.ndarray]) -> np.ndarray:
