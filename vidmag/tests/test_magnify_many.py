@@ -80,12 +80,21 @@ def test_cli_local_cluster_all_good(tmp_path, clips, capsys):
     assert _written(out) == ["one-magnified.mp4", "two-magnified.mp4"]
 
 
+def test_cli_max_frames(tmp_path, clips, client, capsys):
+    out = tmp_path / "short"
+    assert main(["magnify-many", clips[0], clips[2], "--out-dir", str(out), "--scheduler",
+                 client.scheduler.address, "--max-frames", "6", "--no-audio", *IIR_ARGS]) == 0
+    assert capsys.readouterr().out.count("6 frames") == 2
+    assert [io.probe(out / name).n_frames for name in _written(out)] == [6, 6]
+
+
 @pytest.mark.parametrize("extra, message", [
     ([], "--preset NAME or --pipeline"),
     (["--pipeline", "laplacian_iir", "--alpha", "-1", "--lambda-c", "8", "--r1", "0.4", "--r2", "0.05",
       "--chrom-attenuation", "0.5"], "alpha"),
     ([*IIR_ARGS, "--workers", "0"], "--workers"),
     ([*IIR_ARGS, "--memory", "lots"], "memory"),
+    ([*IIR_ARGS, "--max-frames", "0"], "max_frames"),
     (["--pipeline", "laplacian_iir"], "missing"),
 ])
 def test_bad_options_exit_2(tmp_path, clips, capsys, extra, message):

@@ -123,7 +123,7 @@ def _magnify_one(src: str, dst: str, options: dict[str, Any]) -> ClipResult:
 
 def _check_options(options: dict[str, Any]) -> None:
     """The checks magnify_file would make on every clip that need no clip: bad options fail up front."""
-    from vidmag.files import _resolve_pipeline
+    from vidmag.files import _check_max_frames, _resolve_pipeline
     from vidmag.params import check_parameters
     from vidmag.tiles import parse_size
 
@@ -135,11 +135,12 @@ def _check_options(options: dict[str, Any]) -> None:
     check_parameters(name, fs_hz, compat, merged)
     if options.get("memory") is not None:
         parse_size(options["memory"], "memory")
+    _check_max_frames(options.get("max_frames"))
 
 
 #: magnify_file's keywords that are not pipeline parameters.
 _FILE_OPTIONS = ("preset", "pipeline", "fs", "compat", "backend", "quality", "encoder_preset", "side_by_side",
-                 "audio", "memory")
+                 "audio", "memory", "max_frames")
 
 
 def magnify_files(
@@ -174,7 +175,7 @@ def magnify_files(
         Appended to each input's stem.
     **magnify_options
         :func:`vidmag.files.magnify_file`'s keywords (preset, pipeline, fs, backend, compat, quality,
-        memory, the pipeline's parameters ...), the same for every clip.
+        memory, max_frames, the pipeline's parameters ...), the same for every clip.
 
     Returns
     -------

@@ -47,6 +47,8 @@ def add_parser(commands: Any) -> None:
                      help="memory budget per clip, as for vidmag magnify")
     how.add_argument("--no-audio", dest="audio", action="store_false", default=argparse.SUPPRESS,
                      help="do not carry the audio tracks over")
+    how.add_argument("--max-frames", type=int, metavar="N", default=argparse.SUPPRESS,
+                     help="magnify only the first N frames of each clip, as for vidmag magnify")
     how.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary lines")
 
 
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from vidmag.many import magnify_files
 
     options = {key: value for key, value in vars(args).items()
-               if key in (*PIPELINE_OPTION_KEYS, "backend", "quality", "memory", "audio")}
+               if key in (*PIPELINE_OPTION_KEYS, "backend", "quality", "memory", "audio", "max_frames")}
     if "preset" not in options and "pipeline" not in options:
         raise UsageError(f"vidmag {NAME}: error: give --preset NAME or --pipeline NAME "
                          f"(see vidmag {NAME} --help)")
