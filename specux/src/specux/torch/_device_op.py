@@ -45,6 +45,7 @@ from specux._runtime import device_array as da
 from specux._runtime.device_array import DeviceArray
 from specux.errors import UnsupportedOperationError
 from specux.torch._convert import dtype_name, numpy_of
+from specux.torch._signal_op import signature_schema
 
 #: the backends whose generated kernels a device op runs (named explicitly by the caller)
 DEVICE_BACKENDS = ("cuda", "metal", "opencl")
@@ -143,13 +144,18 @@ def _lock(rt: Any) -> Any:
     return runtime_lock(rt)
 
 
-def _schema(signature: Callable, backward: bool) -> str:
-    """``signature``'s schema with ``str backend`` last (and ``Tensor grad`` first for a backward)."""
-    schema = torch.library.infer_schema(signature, mutates_args=())
-    head, tail = schema[: schema.rindex(") -> ")], schema[schema.rindex(") -> ") :]
-    if backward:
-        head = "(Tensor grad, " + head[1:]
-    return head + ", str backend" + tail
+def _register(name: str, kernel: Callable, fake: Callable, signature: Callable, backward: bool) -> Any:
+    """``specux::<name>``: ``kernel`` on CPU tensors with ``fake`` for tracing, its schema ``signature``'s
+    with ``str backend`` last (and ``Tensor grad`` first for a ``backward`` op)."""
+    op = torch.library.custom_op(
+        f"specux::{name}",
+        kernel,
+        mutates_args=(),
+        device_types="cpu",
+        schema=signature_schema(signature, grad=backward, last="str backend"),
+    )
+    op.register_fake(fake)
+    return op
 
 
 def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: DeviceRecipe) -> tuple[Any, Any]:
@@ -218,22 +224,8 @@ def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: Dev
         f"{signature.__doc__}"
     )
     backward_kernel.__doc__ = f"Gradient of specux::{name}_device by the device's adjoint kernels."
-    forward_op = torch.library.custom_op(
-        f"specux::{name}_device",
-        kernel,
-        mutates_args=(),
-        device_types="cpu",
-        schema=_schema(signature, False),
-    )
-    forward_op.register_fake(fake)
-    backward_op = torch.library.custom_op(
-        f"specux::{name}_device_backward",
-        backward_kernel,
-        mutates_args=(),
-        device_types="cpu",
-        schema=_schema(signature, True),
-    )
-    backward_op.register_fake(backward_fake)
+    forward_op = _register(f"{name}_device", kernel, fake, signature, False)
+    backward_op = _register(f"{name}_device_backward", backward_kernel, backward_fake, signature, True)
 
     def setup(ctx: Any, inputs: tuple, output: Tensor) -> None:
         ctx.save_for_backward(inputs[0])

@@ -30,7 +30,8 @@ from torch import Tensor, nn
 
 import specux
 from specux.torch import _ops
-from specux.torch._params import encode_spec
+from specux.torch._ops_cq import CQT_ARGS, VQT_ARGS, _cqt_as_vqt, intervals_arg, vqt_params
+from specux.torch._params import OpArguments, encode_spec
 
 # Buffers are built in float64 and stored in the module's ``dtype`` (torch's factory keyword; default: torch's
 # default dtype, float32 unless changed), as nn.Linear stores its weights. module.to(torch.float64) converts
@@ -450,6 +451,10 @@ class _ConstantQ(nn.Module):
 
     _fn: Any = None
     _name = ""
+    #: the op's arguments after the signal and the weights (specux::cqt's or specux::vqt's)
+    _op_arguments: OpArguments = VQT_ARGS
+    #: those arguments as specux::vqt's (whose parameters give the weights)
+    _as_vqt: Any = staticmethod(lambda *args: args)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()
@@ -462,35 +467,10 @@ class _ConstantQ(nn.Module):
                 "number of bins (0.0: A440), or call the functional specux." + self._name.lower()
             )
         self.args = a
-        from specux.torch._ops_cq import vqt_params
-
         probe = torch.zeros(1, dtype=torch.float64)
-        kw = {
-            k: a[k]
-            for k in (
-                "sr",
-                "hop_length",
-                "fmin",
-                "n_bins",
-                "bins_per_octave",
-                "filter_scale",
-                "norm",
-                "sparsity",
-                "scale",
-                "pad_mode",
-                "res_type",
-            )
-        }
-        kw["gamma"] = a.get("gamma", 0.0)
-        _, bases = vqt_params(
-            probe,
-            [],
-            self._name,
-            tuning=a["tuning"],
-            window=self._window(),
-            intervals=self._intervals(),
-            **kw,
-        )
+        # the module's own values, not passed as the op takes them: validation names what is wrong with them
+        vqt_args = self._as_vqt(*self._op_arguments.ordered(self._values()))
+        _, bases = vqt_params(probe, [], self._name, **VQT_ARGS.named(vqt_args))
         self.n_octaves = len(bases)
         names = tuple(f"weights_{i}" for i in range(self.n_octaves))
         if "weights" in self.trainable:  # one name for the weights of every octave
@@ -501,27 +481,18 @@ class _ConstantQ(nn.Module):
         for i, (w, _) in enumerate(bases):
             _buffer(self, f"weights_{i}", w)
 
-    def _window(self) -> str:
-        w = self.args["window"]
-        return w if isinstance(w, str) else encode_spec(w)
+    def _values(self) -> dict[str, Any]:
+        """The module's arguments by name, the window and the intervals as the op takes them."""
+        a = dict(self.args)
+        w = a["window"]
+        a["window"] = w if isinstance(w, str) else encode_spec(w)
+        if "intervals" in a:
+            a["intervals"] = intervals_arg(a["intervals"])
+        return a
 
-    def _intervals(self) -> list[float] | None:
-        iv = self.args.get("intervals", "equal")
-        return None if isinstance(iv, str) and iv == "equal" else [float(r) for r in iv]
-
-    def _op_tail(self) -> tuple:
-        """The op arguments from ``tuning`` on, the same for specux::cqt and specux::vqt."""
-        a = self.args
-        return (
-            float(a["tuning"]),
-            float(a["filter_scale"]),
-            None if a["norm"] is None else float(a["norm"]),
-            float(a["sparsity"]),
-            self._window(),
-            a["scale"],
-            a["pad_mode"],
-            a["res_type"],
-        )
+    def _op_args(self) -> tuple:
+        """The op's arguments after the signal and the weights, in its schema's order."""
+        return self._op_arguments.passed(self._values())
 
     def weights(self) -> list[Tensor]:
         return [getattr(self, f"weights_{i}") for i in range(self.n_octaves)]
@@ -550,19 +521,11 @@ class CQT(_ConstantQ):
 
     _fn = specux.cqt
     _name = "CQT"
+    _op_arguments = CQT_ARGS
+    _as_vqt = staticmethod(_cqt_as_vqt)
 
     def forward(self, y: Tensor) -> Tensor:
-        a = self.args
-        return _ops.cqt(
-            y,
-            self.weights(),
-            float(a["sr"]),
-            a["hop_length"],
-            a["fmin"],
-            a["n_bins"],
-            a["bins_per_octave"],
-            *self._op_tail(),
-        )
+        return _ops.cqt(y, self.weights(), *self._op_args())
 
 
 class VQT(_ConstantQ):
@@ -589,19 +552,7 @@ class VQT(_ConstantQ):
     _name = "VQT"
 
     def forward(self, y: Tensor) -> Tensor:
-        a = self.args
-        return _ops.vqt(
-            y,
-            self.weights(),
-            float(a["sr"]),
-            a["hop_length"],
-            a["fmin"],
-            a["n_bins"],
-            self._intervals(),
-            None if a["gamma"] is None else float(a["gamma"]),
-            a["bins_per_octave"],
-            *self._op_tail(),
-        )
+        return _ops.vqt(y, self.weights(), *self._op_args())
 
 
 class Chroma(nn.Module):

@@ -9,6 +9,8 @@ differentiable with every resampler; see :mod:`specux.torch._adjoint_cq`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from torch import Tensor
@@ -29,7 +31,7 @@ from specux.torch import _adjoint_cq
 from specux.torch._adjoint_features import normalize_backward, power_grad
 from specux.torch._adjoint_stft import spectrum_adjoint, spectrum_tf
 from specux.torch._convert import check_cpu, complex_of, numpy_of, tensor_of
-from specux.torch._params import decode_spec, is_fake, stft_params
+from specux.torch._params import OpArguments, decode_spec, is_fake, signature_without, stft_params
 from specux.torch._signal_op import (
     define_signal_op,
     gradient_like,
@@ -51,21 +53,31 @@ def _signal(y: Tensor, public: str) -> tuple[np.ndarray, bool]:
     return numpy_of(y), False
 
 
-def vqt_params(
-    y: Tensor, weights: list[Tensor], public: str, *, tuning: float | None, window: str, intervals, **kw
-) -> tuple[VqtParams, list[tuple[np.ndarray, int]]]:
-    """Validated parameters and per-octave (weights, n_fft); weight tensors, when given, replace the derived
-    ones."""
+def validated_vqt(
+    y: Tensor, public: str, *, device: bool = False, tuning: float | None, window: str, intervals, **kw
+) -> VqtParams:
+    """:func:`~specux.ops.cqt.validate_vqt` of the op's arguments (by name), for a possibly fake ``y``
+    (``device``: the checks of the functional API's device path)."""
     x, fake = _signal(y, public)
     _, p = validate_vqt(
         x,
         public,
+        device=device,
         tuning=0.0 if (fake and tuning is None) else tuning,
         window=decode_spec(window),
         intervals="equal" if intervals is None else intervals,
         dtype=None,
         **kw,
     )
+    return p
+
+
+def vqt_params(
+    y: Tensor, weights: list[Tensor], public: str, **kw: Any
+) -> tuple[VqtParams, list[tuple[np.ndarray, int]]]:
+    """Validated parameters (``kw``: specux::vqt's arguments by name, see :func:`validated_vqt`) and
+    per-octave (weights, n_fft); weight tensors, when given, replace the derived ones."""
+    p = validated_vqt(y, public, **kw)
     bases = octave_bases(p, vqt_plan(p))
     if weights:
         if len(weights) != len(bases):
@@ -79,69 +91,7 @@ def vqt_params(
     return p, bases
 
 
-def _vqt_resolve(
-    y,
-    weights,
-    public,
-    sr,
-    hop_length,
-    fmin,
-    n_bins,
-    intervals,
-    gamma,
-    bins_per_octave,
-    tuning,
-    filter_scale,
-    norm,
-    sparsity,
-    window,
-    scale,
-    pad_mode,
-    res_type,
-) -> tuple[VqtParams, list[tuple[np.ndarray, int]]]:
-    """:func:`vqt_params` from the ops' positional arguments (the order of ``specux::vqt``'s schema)."""
-    return vqt_params(
-        y,
-        weights,
-        public,
-        tuning=tuning,
-        window=window,
-        intervals=intervals,
-        sr=sr,
-        hop_length=hop_length,
-        fmin=fmin,
-        n_bins=n_bins,
-        gamma=gamma,
-        bins_per_octave=bins_per_octave,
-        filter_scale=filter_scale,
-        norm=norm,
-        sparsity=sparsity,
-        scale=scale,
-        pad_mode=pad_mode,
-        res_type=res_type,
-    )
-
-
-# --- vqt / cqt ----------------------------------------------------------------------------------------------
-
-
-def _vqt_impl(y, weights, public, *args) -> Tensor:
-    check_cpu(y, public)
-    p, bases = _vqt_resolve(y, weights, public, *args)
-    x = numpy_of(y)
-    warn_if_short(x.shape[-1], p, public)
-    return tensor_of(_adjoint_cq.forward(x, p, bases), x)
-
-
-def _vqt_fake(y, weights, public, *args) -> Tensor:
-    p, bases = _vqt_resolve(y, weights, public, *args)
-    T = output_frames(int(y.shape[-1]), vqt_plan(p), bases)
-    return y.new_empty((*y.shape[:-1], p.n_bins, T), dtype=complex_of(y.dtype))
-
-
-def _cqt_as_vqt(sr, hop_length, fmin, n_bins, bins_per_octave, *rest) -> tuple:
-    """specux::cqt's arguments after the signal and weights, as specux::vqt's: ``gamma=0``, equal bins."""
-    return (sr, hop_length, fmin, n_bins, None, 0.0, bins_per_octave, *rest)
+# --- the arguments of specux::vqt and specux::cqt, spelled once --------------------------------------------
 
 
 def _vqt_signature(
@@ -169,25 +119,53 @@ def _vqt_signature(
     raise AssertionError("a signature only")
 
 
-def _cqt_signature(
-    y: Tensor,
-    weights: list[Tensor],
-    sr: float,
-    hop_length: int,
-    fmin: float | None,
-    n_bins: int,
-    bins_per_octave: int,
-    tuning: float | None,
-    filter_scale: float,
-    norm: float | None,
-    sparsity: float,
-    window: str,
-    scale: bool,
-    pad_mode: str,
-    res_type: str | None,
-) -> Tensor:
-    """specux.cqt of a CPU tensor: :func:`vqt` with ``gamma=0`` and equal-tempered bins."""
-    raise AssertionError("a signature only")
+#: specux::vqt's arguments after the signal and the weights (its schema's, the kernels', the route's, the
+#: modules')
+VQT_ARGS = OpArguments.of(_vqt_signature, 2)
+#: what specux::cqt fixes of specux::vqt's arguments: equal-tempered bins of constant Q
+CQT_FIXED: dict[str, Any] = {"intervals": None, "gamma": 0.0}
+_cqt_signature = signature_without(
+    _vqt_signature,
+    tuple(CQT_FIXED),
+    "_cqt_signature",
+    "specux.cqt of a CPU tensor: :func:`vqt` with ``gamma=0`` and equal-tempered bins.",
+)
+#: specux::cqt's arguments after the signal and the weights: specux::vqt's less those of CQT_FIXED
+CQT_ARGS = OpArguments.of(_cqt_signature, 2)
+
+
+def _cqt_as_vqt(*args: Any) -> tuple:
+    """specux::cqt's arguments after the signal and weights, as specux::vqt's: ``gamma=0``, equal bins."""
+    return VQT_ARGS.ordered({**CQT_ARGS.named(args), **CQT_FIXED})
+
+
+def intervals_arg(intervals: Any) -> list[float] | None:
+    """vqt's public ``intervals`` as specux::vqt takes them: None for "equal", else a list of floats."""
+    return None if isinstance(intervals, str) and intervals == "equal" else [float(r) for r in intervals]
+
+
+def _vqt_resolve(
+    y: Tensor, weights: list[Tensor], public: str, *args: Any
+) -> tuple[VqtParams, list[tuple[np.ndarray, int]]]:
+    """:func:`vqt_params` from the ops' positional arguments (the order of ``specux::vqt``'s schema)."""
+    return vqt_params(y, weights, public, **VQT_ARGS.named(args))
+
+
+# --- vqt / cqt ----------------------------------------------------------------------------------------------
+
+
+def _vqt_impl(y, weights, public, *args) -> Tensor:
+    check_cpu(y, public)
+    p, bases = _vqt_resolve(y, weights, public, *args)
+    x = numpy_of(y)
+    warn_if_short(x.shape[-1], p, public)
+    return tensor_of(_adjoint_cq.forward(x, p, bases), x)
+
+
+def _vqt_fake(y, weights, public, *args) -> Tensor:
+    p, bases = _vqt_resolve(y, weights, public, *args)
+    T = output_frames(int(y.shape[-1]), vqt_plan(p), bases)
+    return y.new_empty((*y.shape[:-1], p.n_bins, T), dtype=complex_of(y.dtype))
 
 
 def _vqt_kernel(y, weights, *args):

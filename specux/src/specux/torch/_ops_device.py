@@ -32,10 +32,10 @@ from specux._runtime import device_array as da
 from specux._runtime import feature_exec as fe
 from specux._runtime import spectral_exec as se
 from specux.errors import UnsupportedOperationError
-from specux.ops.cqt import octave_bases, output_frames, validate_vqt, vqt_plan, warn_if_short
+from specux.ops.cqt import octave_bases, output_frames, vqt_plan, warn_if_short
 from specux.torch._convert import complex_of, real_of
 from specux.torch._device_op import DeviceRecipe, define_device_op
-from specux.torch._ops_cq import _cqt_as_vqt, _cqt_signature, _signal, _vqt_signature
+from specux.torch._ops_cq import VQT_ARGS, _cqt_as_vqt, _cqt_signature, _vqt_signature, validated_vqt
 from specux.torch._ops_features import (
     _bands_shape,
     _cepstral_shape,
@@ -47,7 +47,7 @@ from specux.torch._ops_features import (
     mfcc_params,
 )
 from specux.torch._ops_stft import _istft, _stft, istft_params
-from specux.torch._params import decode_spec, same_dtype, stft_out_shape, stft_params
+from specux.torch._params import same_dtype, stft_out_shape, stft_params
 
 _TORCH = {"float32": torch.float32, "float64": torch.float64}
 
@@ -67,26 +67,7 @@ def _always(p: Any) -> bool:
 # --- vqt / cqt ----------------------------------------------------------------------------------------------
 
 
-def _vqt_params(
-    y,
-    weights,
-    public,
-    sr,
-    hop_length,
-    fmin,
-    n_bins,
-    intervals,
-    gamma,
-    bins_per_octave,
-    tuning,
-    filter_scale,
-    norm,
-    sparsity,
-    window,
-    scale,
-    pad_mode,
-    res_type,
-):
+def _vqt_params(y: Tensor, weights: list[Tensor], public: str, *args: Any) -> Any:
     """The device's :class:`~specux.ops.cqt.VqtParams` (``validate_vqt(..., device=True)``, as the
     functional API's device path) from specux::vqt's arguments."""
     if weights:
@@ -95,29 +76,7 @@ def _vqt_params(
             "are the CPU backend's time-domain form; a device backend builds its own frequency-domain "
             "basis and takes no weights: pass backend='cpu'"
         )
-    x, fake = _signal(y, public)
-    _, p = validate_vqt(
-        x,
-        public,
-        device=True,
-        tuning=0.0 if (fake and tuning is None) else tuning,
-        window=decode_spec(window),
-        intervals="equal" if intervals is None else intervals,
-        dtype=None,
-        sr=sr,
-        hop_length=hop_length,
-        fmin=fmin,
-        n_bins=n_bins,
-        gamma=gamma,
-        bins_per_octave=bins_per_octave,
-        filter_scale=filter_scale,
-        norm=norm,
-        sparsity=sparsity,
-        scale=scale,
-        pad_mode=pad_mode,
-        res_type=res_type,
-    )
-    return p
+    return validated_vqt(y, public, device=True, **VQT_ARGS.named(args))
 
 
 def _vqt_forward(public: str):
@@ -286,24 +245,23 @@ melspectrogram_device, melspectrogram_device_backward = define_device_op(
         lambda p: p,
     ),
 )
-mfcc_device, mfcc_device_backward = define_device_op(
-    "mfcc",
-    _mfcc_signature,
-    4,
-    _features_recipe(
-        "mfcc", _checked(mfcc_params, "mfcc", 3), fe.mfcc, _cepstral_backward("mfcc"), _cepstral_shape,
-        lambda p: p.mel,
-    ),
-)
-lfcc_device, lfcc_device_backward = define_device_op(
-    "lfcc",
-    _lfcc_signature,
-    4,
-    _features_recipe(
-        "lfcc", _checked(lfcc_params, "lfcc", 3), fe.lfcc, _cepstral_backward("lfcc"), _cepstral_shape,
-        lambda p: p.mel,
-    ),
-)
+
+
+def _cepstral_op(public: str, signature: Any, params: Any, forward: Any) -> tuple[Any, Any]:
+    """The device ops of mfcc or lfcc (the signal, then window, filter bank and DCT matrix tensors)."""
+    return define_device_op(
+        public,
+        signature,
+        4,
+        _features_recipe(
+            public, _checked(params, public, 3), forward, _cepstral_backward(public), _cepstral_shape,
+            lambda p: p.mel,
+        ),
+    )
+
+
+mfcc_device, mfcc_device_backward = _cepstral_op("mfcc", _mfcc_signature, mfcc_params, fe.mfcc)
+lfcc_device, lfcc_device_backward = _cepstral_op("lfcc", _lfcc_signature, lfcc_params, fe.lfcc)
 
 #: the public operation -> its device op (what :mod:`specux.torch._route` calls with ``backend`` last)
 OPS = {

@@ -8,12 +8,19 @@ functional API's own.
 
 Window and norm specifications that a schema cannot hold (tuples like ``("kaiser", 8.0)``, numbers) travel as
 their ``repr``; :func:`decode_spec` turns them back.
+
+An op's scalar arguments are spelled once, in its annotated signature (the schema); :class:`OpArguments`
+reads their names from it, for the kernels (positional arguments by name), the route and the modules (public
+arguments by name, in schema order).
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import inspect
+import types
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,6 +48,88 @@ def encode_spec(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return repr(value)
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+#: how a value is passed for an argument of this annotation: as a Python float where the schema takes one
+#: (the route and the modules have always passed numbers that way; an int passes float() unchanged in value)
+_PASSED_AS = {"float": float, "float | None": _float_or_none}
+
+
+def _annotation(a: Any) -> str:
+    """An annotation as its source text (string annotations, ``from __future__ import annotations``, as
+    they are; ``float`` as "float")."""
+    return a if isinstance(a, str) else getattr(a, "__name__", str(a))
+
+
+@dataclasses.dataclass(frozen=True)
+class OpArguments:
+    """The arguments of a custom op after its leading tensors, in schema order, read from the op's annotated
+    signature: the one place they are spelled.
+
+    Attributes
+    ----------
+    names : tuple of str
+        The arguments' names, in the schema's order.
+    passed_as : tuple of callable
+        For each, how a public value is passed to the op: ``float`` for a ``float`` argument, float or None
+        for a ``float | None`` one, the value itself otherwise.
+
+    Examples
+    --------
+    >>> def signature(y: "Tensor", sr: float, hop_length: int) -> "Tensor": ...
+    >>> args = OpArguments.of(signature, n_tensors=1)
+    >>> args.named((22050.0, 512))
+    {'sr': 22050.0, 'hop_length': 512}
+    >>> args.passed({"hop_length": 512, "sr": 22050})
+    (22050.0, 512)
+    """
+
+    names: tuple[str, ...]
+    passed_as: tuple[Callable[[Any], Any], ...]
+
+    @classmethod
+    def of(cls, signature: Callable, n_tensors: int) -> OpArguments:
+        """The arguments of ``signature`` after its first ``n_tensors``."""
+        parameters = list(inspect.signature(signature).parameters.values())[n_tensors:]
+        return cls(
+            tuple(p.name for p in parameters),
+            tuple(_PASSED_AS.get(_annotation(p.annotation), _as_is) for p in parameters),
+        )
+
+    def named(self, args: Sequence[Any]) -> dict[str, Any]:
+        """The op's positional arguments (after its tensors) by name."""
+        return dict(zip(self.names, args))
+
+    def ordered(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
+        """``values`` (by name; more names are ignored) as the op's positional arguments, as they are."""
+        return tuple([values[n] for n in self.names])
+
+    def passed(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
+        """``values`` (by name; more names are ignored) as the op's positional arguments, each passed as
+        :attr:`passed_as` says (plain Python, which dynamo traces without graph breaks)."""
+        return tuple([f(values[n]) for n, f in zip(self.names, self.passed_as)])
+
+
+def signature_without(signature: Callable, names: Sequence[str], name: str, doc: str) -> Callable:
+    """An annotated signature like ``signature`` without the arguments ``names``: the schema of an op whose
+    arguments are another's less some that it fixes (specux::cqt's are specux::vqt's without ``intervals``
+    and ``gamma``)."""
+    # a copy of the function keeps its globals, in which infer_schema evaluates the string annotations
+    derived = types.FunctionType(signature.__code__, signature.__globals__, name)
+    sig = inspect.signature(signature)
+    derived.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in sig.parameters.values() if p.name not in names]
+    )
+    derived.__doc__ = doc
+    return derived
 
 
 def is_fake(t: torch.Tensor) -> bool:

@@ -16,6 +16,7 @@ reason (no other torch ops exist on GPUs in this build).
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -29,10 +30,10 @@ from specux.errors import UnsupportedOperationError, user_stacklevel
 from specux.ops.cepstral import DCT_NORMS as _DCT_NORMS
 from specux.ops.cepstral import DCT_TYPES as _DCT_TYPES
 from specux.ops.mel import COMPATS as _COMPATS
-from specux.torch import _fft, _ops, _ops_device
+from specux.torch import _fft, _ops, _ops_cq, _ops_device
 from specux.torch._device_op import DEVICE_BACKENDS
 from specux.torch._ops_icqt import route as _icqt_route
-from specux.torch._params import encode_spec
+from specux.torch._params import OpArguments, encode_spec
 
 _HOST_BACKENDS = ("auto", "cpu")
 
@@ -448,87 +449,34 @@ def _float_or_none(v: Any) -> float | None:
     return None if v is None else float(v)
 
 
-def vqt(
-    y,
-    *,
-    sr,
-    hop_length,
-    fmin,
-    n_bins,
-    intervals,
-    gamma,
-    bins_per_octave,
-    tuning,
-    filter_scale,
-    norm,
-    sparsity,
-    window,
-    scale,
-    pad_mode,
-    res_type,
-    dtype,
-    backend,
-):
+def _takes(signal: str, arguments: OpArguments, *own: str) -> Callable[[Callable], Callable]:
+    """Declare a route's parameters: ``signal``, the op's ``arguments`` (spelled in its signature, and in the
+    public function's order: a test compares the two) and the route's ``own`` (dtype, backend), all passed
+    by name by :func:`call`."""
+
+    def declare(route: Callable) -> Callable:
+        kind = inspect.Parameter.KEYWORD_ONLY
+        route.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(signal, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+            + [inspect.Parameter(name, kind) for name in (*arguments.names, *own)]
+        )
+        return route
+
+    return declare
+
+
+@_takes("y", _ops_cq.VQT_ARGS, "dtype", "backend")
+def vqt(y, *, intervals, window, dtype, backend, **kw):
     _check_backend(y, backend, "vqt", "vqt")
-    iv = None if isinstance(intervals, str) and intervals == "equal" else [float(r) for r in intervals]
-    return _op("vqt", backend)(
-        _float_signal(y, dtype),
-        [],
-        float(sr),
-        hop_length,
-        _float_or_none(fmin),
-        n_bins,
-        iv,
-        _float_or_none(gamma),
-        bins_per_octave,
-        _float_or_none(tuning),
-        float(filter_scale),
-        _float_or_none(norm),
-        float(sparsity),
-        _cq_window(window, "vqt"),
-        scale,
-        pad_mode,
-        res_type,
-    )
+    kw.update(intervals=_ops_cq.intervals_arg(intervals), window=_cq_window(window, "vqt"))
+    return _op("vqt", backend)(_float_signal(y, dtype), [], *_ops_cq.VQT_ARGS.passed(kw))
 
 
-def cqt(
-    y,
-    *,
-    sr,
-    hop_length,
-    fmin,
-    n_bins,
-    bins_per_octave,
-    tuning,
-    filter_scale,
-    norm,
-    sparsity,
-    window,
-    scale,
-    pad_mode,
-    res_type,
-    dtype,
-    backend,
-):
+@_takes("y", _ops_cq.CQT_ARGS, "dtype", "backend")
+def cqt(y, *, window, dtype, backend, **kw):
     _check_backend(y, backend, "cqt", "cqt")
-    return _op("cqt", backend)(
-        _float_signal(y, dtype),
-        [],
-        float(sr),
-        hop_length,
-        _float_or_none(fmin),
-        n_bins,
-        bins_per_octave,
-        _float_or_none(tuning),
-        float(filter_scale),
-        _float_or_none(norm),
-        float(sparsity),
-        _cq_window(window, "cqt"),
-        scale,
-        pad_mode,
-        res_type,
-    )
+    kw.update(window=_cq_window(window, "cqt"))
+    return _op("cqt", backend)(_float_signal(y, dtype), [], *_ops_cq.CQT_ARGS.passed(kw))
 
 
 def chroma_stft(

@@ -89,11 +89,37 @@ def gradient_like(a: np.ndarray, t: Tensor) -> Tensor:
     return torch.from_numpy(np.ascontiguousarray(a)).to(t.dtype)
 
 
+def signature_schema(
+    signature: Callable, *, grad: bool = False, last: str | None = None, returns: str | None = None
+) -> str:
+    """The schema of ``signature``'s annotated arguments, as the ops derived from one signature take them.
+
+    Parameters
+    ----------
+    signature : callable
+        The annotated signature (the one place an op's arguments are spelled).
+    grad : bool
+        Put ``Tensor grad`` first (a backward op's arguments).
+    last : str or None
+        One more argument after the signature's, e.g. ``"str backend"`` (a device op's).
+    returns : str or None
+        The return type in place of the signature's, e.g. ``"Tensor[]"``.
+
+    Returns
+    -------
+    str
+        ``"(<arguments>) -> <returns>"``, for ``torch.library.custom_op(schema=...)``.
+    """
+    schema = torch.library.infer_schema(signature, mutates_args=())
+    cut = schema.rindex(") -> ")
+    arguments = [a for a in ("Tensor grad" if grad else "", schema[1:cut], last or "") if a]
+    return f"({', '.join(arguments)}) -> {returns or schema[cut + len(') -> '):]}"
+
+
 def gradients_schema(signature: Callable) -> str:
     """Schema ``(Tensor grad, <signature's arguments>, bool[] needs) -> Tensor[]`` of an op that returns the
     gradients of some of a forward op's tensor arguments."""
-    schema = torch.library.infer_schema(signature, mutates_args=())
-    return "(Tensor grad, " + schema[1 : schema.rindex(") -> ")] + ", bool[] needs) -> Tensor[]"
+    return signature_schema(signature, grad=True, last="bool[] needs", returns="Tensor[]")
 
 
 def constants_op(name: str, signature: Callable, n_tensors: int, params: Callable, grads: Callable):
@@ -132,11 +158,12 @@ def constants_op(name: str, signature: Callable, n_tensors: int, params: Callabl
 def op_from_signature(name: str, signature: Callable, kernel: Callable, *, backward: bool = False):
     """``specux::<name>`` (a CPU custom op) running ``kernel``, with the schema of ``signature``'s annotated
     arguments; a ``backward`` op takes ``grad: Tensor`` before them."""
-    schema = torch.library.infer_schema(signature, mutates_args=())
-    if backward:
-        schema = "(Tensor grad, " + schema[1:]
     return torch.library.custom_op(
-        f"specux::{name}", one_blas_thread(kernel), mutates_args=(), device_types="cpu", schema=schema
+        f"specux::{name}",
+        one_blas_thread(kernel),
+        mutates_args=(),
+        device_types="cpu",
+        schema=signature_schema(signature, grad=backward),
     )
 
 
