@@ -40,6 +40,9 @@ CASES = [
     ("cqt", "vqt", dict(sr=SR, hop_length=64, fmin=100.0, n_bins=36, res_type="polyphase")),
     ("cqt", "vqt", dict(sr=SR, hop_length=64, fmin=100.0, n_bins=24, res_type=None)),
     ("vqt", "vqt", dict(sr=SR, hop_length=64, fmin=80.0, n_bins=36, gamma=None, res_type="polyphase")),
+    # intervals: a list argument that is not a tensor, whose gradient slot is None (not a list of them)
+    ("vqt", "vqt", dict(sr=SR, hop_length=64, fmin=110.0, n_bins=8, bins_per_octave=4,
+                        intervals=[1.0, 1.1, 1.25, 1.5], res_type=None)),
 ]
 
 

@@ -230,7 +230,10 @@ def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: Dev
     def setup(ctx: Any, inputs: tuple, output: Tensor) -> None:
         ctx.save_for_backward(inputs[0])
         ctx.args = inputs[1:]
-        ctx.lists = [len(a) if isinstance(a, (list, tuple)) else None for a in inputs]
+        # a list of tensors (constant-Q weights) gets a list of gradients; every other argument, a list of
+        # numbers (vqt's intervals) too, gets None
+        ctx.lists = [len(a) if isinstance(a, (list, tuple)) else None for a in inputs[1:n_tensors]]
+        ctx.n_inputs = len(inputs)
 
     def grad_fn(ctx: Any, grad: Tensor) -> tuple:
         (x,) = ctx.saved_tensors
@@ -242,8 +245,8 @@ def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: Dev
                     "constants that do not require grad, or backend='cpu' for their gradients"
                 )
         gx = backward_op(grad.contiguous(), x, *ctx.args) if ctx.needs_input_grad[0] else None
-        rest = tuple(None if n is None else [None] * n for n in ctx.lists[1:])
-        return (gx, *rest)
+        constants = tuple(None if n is None else [None] * n for n in ctx.lists)
+        return (gx, *constants) + (None,) * (ctx.n_inputs - n_tensors)
 
     forward_op.register_autograd(grad_fn, setup_context=setup)
     return forward_op, backward_op
