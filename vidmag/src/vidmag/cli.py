@@ -48,7 +48,7 @@ Either --preset (the paper's parameters for one of its clips; other options over
 examples:
   vidmag magnify face.mp4 -o face-pulse.mp4 --preset face
   vidmag magnify face.mp4 -o face-pulse.mp4 --preset face --alpha 60 --backend cpu
-  vidmag magnify wrist.mp4 -o wrist.mp4 --pipeline laplacian_iir \\
+  vidmag magnify wrist.mp4 -o wrist-motion.mp4 --pipeline laplacian_iir \\
       --alpha 10 --lambda-c 16 --r1 0.4 --r2 0.05 --chrom-attenuation 0.1
   vidmag magnify baby.mp4 -o baby-phase.mp4 --pipeline riesz_iir --alpha 20 --r1 0.4 --r2 0.04 --sigma 5
 """
