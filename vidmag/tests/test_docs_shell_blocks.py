@@ -1,4 +1,4 @@
-"""The commands in the docs' shell blocks are ones the programs accept: no page shows a stale option.
+"""The commands in the docs' shell blocks are ones the programs accept, and the vidmag ones run.
 
 Every ```sh / ```bash / ```console / ```shell block of README.md and docs/ is read line by line (a trailing
 backslash joins lines; in a block with ``$ `` prompts only the prompted lines are commands, the rest is what
@@ -6,19 +6,37 @@ they print). A line is split at ``&&``, ``||``, ``;`` and ``|``; redirections, `
 ``time`` / ``/usr/bin/time -v`` in front are dropped. Then:
 
 - ``vidmag ...`` (also ``.venv/bin/vidmag`` and ``python -m vidmag``) is parsed by the command's own parser
-  (:func:`vidmag.cli.build_parser`, nothing is run): an unknown option, a bad choice or value, a missing
-  required argument fails with the page and line. A ``vidmag magnify`` line must also give complete, valid
-  pipeline parameters (a preset, or a pipeline with all its parameters: what the command checks before it
-  opens the file), with the capture rate taken as 30 Hz where neither ``--fs`` nor a preset gives one.
+  (:func:`vidmag.cli.build_parser`): an unknown option, a bad choice or value, a missing required argument
+  fails with the page and line. A ``vidmag magnify`` line must also give complete, valid pipeline parameters
+  (a preset, or a pipeline with all its parameters: what the command checks before it opens the file), with
+  the capture rate taken as 30 Hz where neither ``--fs`` nor a preset gives one.
+- Each distinct ``vidmag ...`` line is then run, as ``python -m vidmag`` in a directory of its own
+  (``tmp/work``) that holds the clips the docs name: the sample clips by name (``face.mp4``, ``baby.mp4``,
+  ...), ``clips/*.mp4`` (two of them), stand-ins for the names no sample clip has (:data:`STAND_INS`:
+  ``in.mp4``, ``IN.mp4``, ``baby-60.mp4``), and ``tmp/shared`` linking to the shared folder so that the
+  docs' ``../shared/data/clips/X`` resolves; a glob is expanded as the shell would, a ``/tmp/...`` path is
+  moved into the run's directory. A run is made short, never different in kind (:func:`runnable`):
+  ``magnify`` and ``magnify-many`` take ``--max-frames`` (the clips are full size), ``live`` a frame count
+  and a free port for ``--serve``, ``evaluate`` its quick form; ``presets``, ``backends``, ``suggest`` and
+  ``demo`` run as written. A run must exit 0 without a traceback, and every output it names (``-o``,
+  ``--out``, ``--out-dir``, ``--plot``, ``--record``) must exist, non-empty, inside its directory. A source
+  no test machine has (:data:`NO_HARDWARE`: a camera, the docs' private stream address) must fail instead,
+  with status non-zero and one line of error, no traceback: what the user without one sees. A run that
+  outlives :data:`TIMEOUT_S`, or leaves a process behind (a Dask worker), fails; nothing the commands write
+  may appear in the checkout. Two runs go at a time (one process each, mostly on one core).
 - ``python scripts/...`` / ``python bench/...`` (any ``python``, ``python3``, ``.venv/bin/python``): the
   script exists, and its own argparse parser accepts the options. The parser is taken from the script in a
   subprocess, once per script: the script runs until its first ``parse_args`` call, which hands the parser
   over instead of parsing, so the script does no work; the docs' command lines are then parsed with it.
 
 A block whose commands are not meant to be typed as they stand (a synopsis with placeholders) is marked on
-the line before its fence, with the reason::
+the line before its fence, with the reason; a block that is checked but cannot be run on a test machine
+(it needs a cluster or a device that no test machine has) is marked ``no-run``, with the reason::
 
     <!-- no-check: a synopsis: IN, OUT and ... are placeholders -->
+    ```sh
+
+    <!-- no-run: needs a Dask scheduler at tcp://10.0.0.5:8786 -->
     ```sh
 
 A marker without a reason fails the test.
@@ -29,10 +47,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import shlex
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +61,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w+-]*)[^\n]*$")
 NO_CHECK = re.compile(r"^\s*<!--\s*no-check(?::\s*(?P<reason>.*?))?\s*-->\s*$")
+NO_RUN = re.compile(r"^\s*<!--\s*no-run(?::\s*(?P<reason>.*?))?\s*-->\s*$")
 SHELL = ("sh", "bash", "console", "shell")
 OPERATORS = {"&&", "||", ";", "|", "&"}
 REDIRECT = re.compile(r"(?<!\S)\d*(>>?|<)&?\s*\S+")
@@ -54,6 +75,7 @@ class Command:
     page: str
     line: int
     argv: tuple[str, ...]
+    no_run: str | None = None  # the reason of its block's no-run marker
 
     def where(self) -> str:
         return f"{self.page}:{self.line}: {shlex.join(self.argv)}"
@@ -63,8 +85,10 @@ def pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-def shell_blocks(text: str) -> list[tuple[int, list[tuple[int, str]], str | None]]:
-    """``(fence line, [(line, text)], no_check_reason)`` of each shell block (lines numbered from 1)."""
+def shell_blocks(text: str) -> list[tuple[int, list[tuple[int, str]], str | None, str | None]]:
+    """``(fence line, [(line, text)], no_check_reason, no_run_reason)`` of each shell block (lines numbered
+    from 1). The markers are the comment lines right above the fence (both may be there); a reason is None
+    without its marker, ``""`` for a marker that gives none."""
     lines = text.splitlines()
     blocks, i = [], 0
     while i < len(lines):
@@ -81,11 +105,12 @@ def shell_blocks(text: str) -> list[tuple[int, list[tuple[int, str]], str | None
         i += 1
         if lang not in SHELL:
             continue
-        reason = None
-        marker = NO_CHECK.match(lines[start - 1]) if start > 0 else None
-        if marker:
-            reason = (marker["reason"] or "").strip()
-        blocks.append((start + 1, body, reason))
+        reasons: dict[str, str] = {}
+        above = start - 1
+        while above >= 0 and (marker := NO_CHECK.match(lines[above]) or NO_RUN.match(lines[above])):
+            reasons.setdefault("check" if marker.re is NO_CHECK else "run", (marker["reason"] or "").strip())
+            above -= 1
+        blocks.append((start + 1, body, reasons.get("check"), reasons.get("run")))
     return blocks
 
 
@@ -110,7 +135,7 @@ def command_lines(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return out
 
 
-def commands(page: str, number: int, text: str) -> list[Command]:
+def commands(page: str, number: int, text: str, no_run: str | None = None) -> list[Command]:
     """The simple commands of one line, as argv: split at the operators, the prefixes dropped."""
     lexer = shlex.shlex(REDIRECT.sub(" ", text), posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
@@ -127,7 +152,7 @@ def commands(page: str, number: int, text: str) -> list[Command]:
             while argv and argv[0].startswith("-"):
                 argv.pop(0)
         if argv:
-            found.append(Command(page, number, tuple(argv)))
+            found.append(Command(page, number, tuple(argv), no_run))
         argv = []
     return found
 
@@ -137,13 +162,13 @@ def all_commands() -> tuple[list[Command], list[str]]:
     found, bare = [], []
     for path in pages():
         page = str(path.relative_to(ROOT))
-        for fence, body, reason in shell_blocks(path.read_text(encoding="utf-8")):
-            if reason == "":
-                bare.append(f"{page}:{fence}")
-            if reason is not None:
+        for fence, body, no_check, no_run in shell_blocks(path.read_text(encoding="utf-8")):
+            bare.extend(f"{page}:{fence} ({kind})" for kind, reason in (("no-check", no_check),
+                                                                       ("no-run", no_run)) if reason == "")
+            if no_check is not None:
                 continue
             for number, text in command_lines(body):
-                found.extend(commands(page, number, text))
+                found.extend(commands(page, number, text, no_run))
     return found, bare
 
 
@@ -175,11 +200,12 @@ def test_parser_reads_blocks_prompts_continuations_and_operators():
         "```sh\nvidmag presets   # a comment\nVAR=1 /usr/bin/time -v vidmag magnify a.mp4 \\\n"
         "    -o b.mp4 --preset face 2>&1 | grep x\n```\n"
         "<!-- no-check: a synopsis -->\n```bash\nvidmag magnify IN ...\n```\n"
-        "```console\n$ vidmag backends\nvidmag: cpu available\n```\n"
+        "<!-- no-run: needs a camera -->\n```console\n$ vidmag backends\nvidmag: cpu available\n```\n"
         "```python\nvidmag = 1\n```\n"
     )
     blocks = shell_blocks(text)
-    assert [(fence, reason) for fence, _, reason in blocks] == [(1, None), (7, "a synopsis"), (10, None)]
+    assert [(fence, check, run) for fence, _, check, run in blocks] == [
+        (1, None, None), (7, "a synopsis", None), (11, None, "needs a camera")]
     lines = command_lines(blocks[0][1])
     assert lines == [(2, "vidmag presets   # a comment"),
                      (3, "VAR=1 /usr/bin/time -v vidmag magnify a.mp4 -o b.mp4 --preset face 2>&1 | grep x")]
@@ -187,16 +213,19 @@ def test_parser_reads_blocks_prompts_continuations_and_operators():
     assert [c.argv for c in found] == [("vidmag", "presets"),
                                        ("vidmag", "magnify", "a.mp4", "-o", "b.mp4", "--preset", "face"),
                                        ("grep", "x")]
-    assert command_lines(blocks[2][1]) == [(11, "vidmag backends")]
+    assert command_lines(blocks[2][1]) == [(12, "vidmag backends")]
+    both = "<!-- no-run: x -->\n<!-- no-check -->\n```sh\nvidmag presets\n```\n"
+    assert [(check, run) for _, _, check, run in shell_blocks(both)] == [("", "x")]
 
 
 def test_found_the_commands():
     # a collector that silently found nothing would make the checks below vacuous
     assert len(VIDMAG_LINES) >= 30 and len(SCRIPT_LINES) >= 10
+    assert len(RUNS) >= 30 and not any(c.no_run for places, _ in RUNS for c in places)
 
 
-def test_no_check_markers_say_why():
-    assert not BARE_MARKERS, f"<!-- no-check --> markers without a reason: {BARE_MARKERS}"
+def test_no_check_and_no_run_markers_say_why():
+    assert not BARE_MARKERS, f"<!-- no-check --> / <!-- no-run --> markers without a reason: {BARE_MARKERS}"
 
 
 def _parse_vidmag(argv: list[str]):
@@ -242,7 +271,7 @@ def _magnify_error(args) -> str | None:
 
     options = {k: v for k, v in vars(args).items()
                if k not in ("command", "input", "output", "quiet", "backend", "side_by_side", "quality",
-                            "encoder_preset", "audio", "memory")}
+                            "encoder_preset", "audio", "memory", "max_frames")}
     preset, pipeline = options.pop("preset", None), options.pop("pipeline", None)
     fs, compat = options.pop("fs", None), options.pop("compat", None)
     try:
@@ -361,3 +390,283 @@ def test_script_lines_exist_and_parse(script):
     errors = _script_errors(script, [argv for _, argv in lines])
     failures = [f"{c.where()}\n    {error}" for (c, _), error in zip(lines, errors) if error]
     assert not failures, f"{script} refuses these command lines of the docs:\n" + "\n".join(failures)
+
+
+# -- running the vidmag commands ---------------------------------------------------------------------------
+
+#: The sample clips (shared/data/clips beside the checkout: never committed).
+CLIPS = ROOT.parent / "shared" / "data" / "clips"
+#: Clip names of the docs that are no sample clip's name, and the sample clip that stands in for each.
+STAND_INS = {"in.mp4": "face.mp4", "IN.mp4": "baby.mp4", "baby-60.mp4": "baby.mp4"}
+#: Frames of a ``vidmag magnify`` / ``magnify-many`` run (appended as ``--max-frames``). The docs' clips are
+#: full size (up to 960 x 544) and cannot be made smaller, so the frame count is what keeps a run short; every
+#: pipeline takes 1 frame and up, and beyond a few frames each costs more than the command's start-up (the
+#: steerable pyramid on baby.mp4: about 1 s a frame here).
+MAGNIFY_FRAMES = 4
+#: Frames of a ``vidmag live`` run that gives no ``--frames`` (one second of the synthetic scene).
+LIVE_FRAMES = 30
+#: Frames of a clip that ``vidmag evaluate CLIP`` reads (its flicker needs 2; a few more than that).
+EVALUATE_FRAMES = 12
+#: Pipelines of a run of the synthetic protocol that is not already ``--quick``: one linear, one phase-based.
+EVALUATE_PIPELINES = "laplacian_iir,riesz_iir"
+#: Seconds a command may take before it counts as hung (the slowest, evaluate --quick, about 30 here).
+TIMEOUT_S = 180
+#: Seconds a command's helper processes get to end after it did (multiprocessing's resource tracker, which a
+#: Dask LocalCluster starts, exits about a second after its parent).
+STRAY_GRACE_S = 15
+#: Commands run at once: each is one process, mostly on one core, so two cores run two (half the wall time).
+RUNS_AT_ONCE = max(1, min(2, os.cpu_count() or 1))
+#: Options naming what a command writes: each must exist and be non-empty after the run.
+OUTPUT_OPTIONS = ("-o", "--output", "--out", "--out-dir", "--plot", "--record")
+#: Sources that need what a test machine has not: their commands must fail cleanly (a non-zero exit, one line
+#: on stderr, no traceback), which is what a user without the camera or the stream sees.
+NO_HARDWARE = {
+    "camera:": "no camera on a test machine (/dev/video0 does not exist)",
+    "rtsp://": "the docs' stream is a camera on a private network (192.168.1.20): out of a test's reach",
+}
+GLOB = re.compile(r"[*?\[]")
+
+
+def needs_hardware(argv: list[str]) -> str | None:
+    """Why the vidmag command `argv` cannot run here (the reason from :data:`NO_HARDWARE`), or None."""
+    if argv and argv[0] == "live" and len(argv) > 1:
+        return next((why for start, why in NO_HARDWARE.items() if argv[1].startswith(start)), None)
+    return None
+
+
+def runnable(argv: list[str]) -> list[str]:
+    """The arguments a docs line runs with here: made short, never made different in kind.
+
+    - ``magnify`` and ``magnify-many``: ``--max-frames`` (:data:`MAGNIFY_FRAMES`), ``--encoder-preset
+      ultrafast`` for ``magnify``; ``magnify-many`` on ``--workers 1`` (two cores here: more workers only
+      add start-up time).
+    - ``live``: ``--frames`` (:data:`LIVE_FRAMES`) unless the line bounds the run itself; ``--serve``'s port
+      becomes 0 (a free one), so that two runs at once, or a server already on 8000, cannot fail the line.
+    - ``evaluate CLIP``: ``--max-frames`` (:data:`EVALUATE_FRAMES`). The synthetic protocol as written when
+      it is ``--quick`` (seconds); any other run of it (the docs' full table: 20 minutes) gets ``--quick`` and
+      ``--pipelines`` (:data:`EVALUATE_PIPELINES`) unless it names its pipelines, its own ``--size`` and
+      ``--frames`` kept.
+    - anything else (``presets``, ``backends``, ``suggest``, ``demo``) as written.
+
+    An option appended after the line's own replaces its value (argparse keeps the last).
+    """
+    argv = list(argv)
+    command = argv[0] if argv else None
+    if command == "magnify" and "--help" not in argv and "-h" not in argv:
+        argv += ["--max-frames", str(MAGNIFY_FRAMES), "--encoder-preset", "ultrafast"]
+    elif command == "magnify-many":
+        argv += ["--max-frames", str(MAGNIFY_FRAMES), "--workers", "1"]
+    elif command == "live":
+        if "--frames" not in argv and "--seconds" not in argv:
+            argv += ["--frames", str(LIVE_FRAMES)]
+        if "--serve" in argv:
+            at = argv.index("--serve") + 1
+            host = argv[at].rpartition(":")[0] if ":" in argv[at] else "127.0.0.1"
+            argv[at] = f"{host}:0"
+    elif command == "evaluate" and len(argv) > 1 and not argv[1].startswith("-"):
+        argv += ["--max-frames", str(EVALUATE_FRAMES)]
+    elif command == "evaluate" and "--quick" not in argv and "--help" not in argv and "-h" not in argv:
+        argv += ["--quick"] + ([] if "--pipelines" in argv else ["--pipelines", EVALUATE_PIPELINES])
+    return argv
+
+
+def _in_place(argv: list[str], tmp: Path) -> list[str]:
+    """`argv` as a shell in the run's directory passes it (globs expanded), ``/tmp/...`` moved into `tmp`."""
+    import glob
+
+    out = []
+    for arg in argv:
+        if arg.startswith("/tmp/"):  # a scratch path of the docs: the run's own scratch directory instead
+            (tmp / "tmp").mkdir(exist_ok=True)
+            arg = str(tmp / "tmp" / arg.removeprefix("/tmp/"))
+        matches = sorted(glob.glob(arg, root_dir=tmp / "work")) if GLOB.search(arg) else []
+        out.extend(matches or [arg])  # no match: the word itself, as sh passes it
+    return out
+
+
+def outputs(argv: list[str]) -> list[str]:
+    """What the command line says it writes: the values of :data:`OUTPUT_OPTIONS` (``-o X``, ``--out=X``)."""
+    found = []
+    for i, arg in enumerate(argv):
+        name, equals, value = arg.partition("=")
+        if equals and name in OUTPUT_OPTIONS:
+            found.append(value)
+        elif arg in OUTPUT_OPTIONS and i + 1 < len(argv):
+            found.append(argv[i + 1])
+    if argv and argv[0] == "demo" and not any(o in argv for o in ("-o", "--output")):
+        found.append("demo-output")  # the default directory the page names
+    return found
+
+
+def run_directory(tmp: Path) -> Path:
+    """``tmp/work``, the cwd of a run, holding the clips the docs name; ``tmp/shared`` links to the shared
+    folder, so the docs' ``../shared/data/clips/X`` paths (written from the checkout's root) resolve too."""
+    assert CLIPS.is_dir(), f"the sample clips are not in {CLIPS} (the shared folder beside the checkout)"
+    work = tmp / "work"
+    (work / "clips").mkdir(parents=True)
+    (tmp / "shared").symlink_to(ROOT.parent / "shared", target_is_directory=True)
+    for clip in sorted(CLIPS.glob("*.mp4")):
+        (work / clip.name).symlink_to(clip)
+    for name, clip in STAND_INS.items():
+        (work / name).symlink_to(CLIPS / clip)
+    for name in ("face.mp4", "guitar.mp4"):  # clips/*.mp4 of magnify-many: two clips, two tasks
+        (work / "clips" / name).symlink_to(CLIPS / name)
+    return work
+
+
+def _session_processes(sid: int) -> list[int]:
+    """Processes still in session `sid` (a command's workers that outlived it)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid:  # after the state: ppid, pgrp, session
+            found.append(int(stat.parent.name))
+    return found
+
+
+def run_vidmag(argv: list[str], tmp: Path) -> subprocess.CompletedProcess:
+    """``python -m vidmag ARGV`` in ``tmp/work`` (see :func:`run_alone`)."""
+    return run_alone([sys.executable, "-m", "vidmag", *argv], tmp / "work")
+
+
+def run_alone(command: list[str], cwd: Path, timeout_s: float = TIMEOUT_S,
+              grace_s: float = STRAY_GRACE_S) -> subprocess.CompletedProcess:
+    """`command` in a session of its own: on a timeout, and for any process it leaves behind (a Dask worker)
+    once `grace_s` have passed, the whole session is killed, and the test fails."""
+    import signal
+
+    env = {k: v for k, v in os.environ.items() if k != "VIDMAG_DEBUG"}  # the user's view: no tracebacks
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+        pytest.fail(f"{shlex.join(command)}: still running after {timeout_s} s\n{err[-3000:]}")
+    deadline = time.monotonic() + grace_s
+    while (stray := _session_processes(process.pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if stray:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        pytest.fail(f"{shlex.join(command)}: left processes running: {stray}")
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def _status() -> set[str]:
+    done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    return set(done.stdout.splitlines()) if done.returncode == 0 else set()
+
+
+def _distinct_runs() -> list[tuple[list[Command], list[str]]]:
+    """Each distinct command line to run, with every docs line that shows it (a line repeated on several
+    pages runs once)."""
+    runs: dict[tuple[str, ...], list[Command]] = {}
+    for c, argv in VIDMAG_LINES:
+        if c.no_run is None:
+            runs.setdefault(tuple(argv), []).append(c)
+    return [(places, list(argv)) for argv, places in runs.items()]
+
+
+RUNS = _distinct_runs()
+#: Names the commands write (their outputs' last parts), to find in the checkout should any land there.
+WRITTEN = {Path(path).name for _, argv in RUNS for path in outputs(argv)}
+
+
+@pytest.fixture(scope="module")
+def checkout_untouched():
+    """Nothing the commands write appears in the checkout. Other work may change it meanwhile, so only
+    entries of git status that are new and carry one of the commands' output names count."""
+    before = _status()
+    yield
+    new = [entry for entry in _status() - before
+           if set(Path(entry[3:].strip('"').rstrip("/")).parts) & WRITTEN]
+    assert not new, f"the docs' commands wrote into the checkout: {new}"
+
+
+def test_runner_prepares_the_docs_clips_and_shortens_the_runs(tmp_path):
+    work = run_directory(tmp_path)
+    for name in ("face.mp4", "baby.mp4", "in.mp4", "IN.mp4", "baby-60.mp4", "clips/face.mp4",
+                 "../shared/data/clips/wrist.mp4"):
+        assert (work / name).is_file(), name
+    assert _in_place(["clips/*.mp4", "/tmp/demo", "none*.mp4"], tmp_path) == [
+        "clips/face.mp4", "clips/guitar.mp4", str(tmp_path / "tmp" / "demo"), "none*.mp4"]
+    assert runnable(["magnify", "a.mp4", "-o", "b.mp4", "--preset", "face"])[-4:] == [
+        "--max-frames", str(MAGNIFY_FRAMES), "--encoder-preset", "ultrafast"]
+    assert runnable(["live", "synthetic", "--preset", "face", "--serve", "8000"]) == [
+        "live", "synthetic", "--preset", "face", "--serve", "127.0.0.1:0", "--frames", str(LIVE_FRAMES)]
+    assert runnable(["live", "x.mp4", "--serve", "0.0.0.0:80", "--frames", "5"])[-3:] == [
+        "0.0.0.0:0", "--frames", "5"]
+    assert runnable(["evaluate", "--quick"]) == ["evaluate", "--quick"]
+    assert runnable(["evaluate", "--size", "64", "--out", "e"])[-3:] == ["--quick", "--pipelines",
+                                                                          EVALUATE_PIPELINES]
+    assert runnable(["evaluate", "a.mp4", "--preset", "baby"])[-2:] == ["--max-frames", str(EVALUATE_FRAMES)]
+    assert outputs(["suggest", "a.mp4", "--plot=p.png", "--record", "r.mp4", "-o", "x"]) == ["p.png", "r.mp4",
+                                                                                             "x"]
+    assert needs_hardware(["live", "camera:0", "--preset", "face"]) and not needs_hardware(["live", "a.mp4"])
+
+
+def test_runner_reports_a_failing_line_a_hung_one_and_strays(tmp_path):
+    run_directory(tmp_path)
+    done = run_vidmag(runnable(["magnify", "nothing.mp4", "-o", "out.mp4", "--preset", "face"]), tmp_path)
+    assert done.returncode == 1 and "nothing.mp4" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "work" / "out.mp4").exists()
+    python = [sys.executable, "-c"]
+    with pytest.raises(pytest.fail.Exception, match="still running after"):
+        run_alone([*python, "import time; time.sleep(60)"], tmp_path, timeout_s=0.5)
+    # a child that let go of the pipes (one that holds them keeps the run going: the timeout's case)
+    leaves = ("import subprocess as s, sys; s.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], "
+              "stdout=s.DEVNULL, stderr=s.DEVNULL)")
+    with pytest.raises(pytest.fail.Exception, match="left processes running"):
+        run_alone([*python, leaves], tmp_path, grace_s=0.5)
+
+
+def _run_in(argv: list[str], tmp: Path) -> tuple[list[str], subprocess.CompletedProcess]:
+    run_directory(tmp)
+    args = _in_place(runnable(argv), tmp)
+    return args, run_vidmag(args, tmp)
+
+
+@pytest.fixture(scope="module")
+def runs(request, tmp_path_factory, checkout_untouched):
+    """``{argv: (tmp, future of (args, process))}`` of the selected docs lines, :data:`RUNS_AT_ONCE` running
+    at a time in the order the tests take them: a test waits for its own run, the next one already going."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=RUNS_AT_ONCE)
+    started: dict[tuple[str, ...], tuple[Path, object]] = {}
+    for item in request.session.items:
+        if getattr(item, "function", None) is test_vidmag_lines_run and hasattr(item, "callspec"):
+            key = tuple(item.callspec.params["argv"])
+            if key not in started:
+                tmp = tmp_path_factory.mktemp("docs-run")
+                started[key] = (tmp, pool.submit(_run_in, list(key), tmp))
+    yield started
+    pool.shutdown(cancel_futures=True)  # the runs under way end (each within TIMEOUT_S), no new ones start
+
+
+@pytest.mark.parametrize(("places", "argv"), RUNS, ids=[f"{p[0].page}:{p[0].line}" for p, _ in RUNS])
+def test_vidmag_lines_run(places, argv, runs):
+    tmp_path, future = runs[tuple(argv)]
+    args, done = future.result()
+    shown = "\n".join(c.where() for c in places) + f"\n    ran as: vidmag {shlex.join(args)}"
+    assert "Traceback" not in done.stderr, f"{shown}\n{done.stderr[-3000:]}"
+    why = needs_hardware(argv)
+    if why is not None:
+        # cannot run here: it must say so cleanly
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode != 0 and len(lines) == 1 and "error" in lines[0], \
+            f"{shown}\n    ({why}) expected one line of error, got status {done.returncode}:\n{done.stderr}"
+        return
+    assert done.returncode == 0, f"{shown}\n    exit {done.returncode}:\n{done.stderr[-3000:]}"
+    for path in _in_place(outputs(argv), tmp_path):
+        target = tmp_path / "work" / path
+        assert target.resolve().is_relative_to(tmp_path.resolve()), f"{shown}\n    {path} is outside the run"
+        assert target.exists(), f"{shown}\n    wrote no {path}"
+        empty = not any(target.iterdir()) if target.is_dir() else target.stat().st_size == 0
+        assert not empty, f"{shown}\n    {path} is empty"
