@@ -266,12 +266,12 @@ def test_vidmag_lines_parse():
 
 
 def _magnify_error(args) -> str | None:
+    from vidmag._cli_options import PIPELINE_OPTION_KEYS
     from vidmag.params import check_parameters
     from vidmag.presets import preset_params
 
-    options = {k: v for k, v in vars(args).items()
-               if k not in ("command", "input", "output", "quiet", "backend", "side_by_side", "quality",
-                            "encoder_preset", "audio", "memory", "max_frames")}
+    # the pipeline options by the commands' own list (a new file option, like --max-frames, is not one)
+    options = {k: v for k, v in vars(args).items() if k in PIPELINE_OPTION_KEYS}
     preset, pipeline = options.pop("preset", None), options.pop("pipeline", None)
     fs, compat = options.pop("fs", None), options.pop("compat", None)
     try:
