@@ -476,9 +476,9 @@ def test_max_frames_with_side_by_side_and_audio(dirs):
 
 @pytest.mark.parametrize(
     ("value", "error"),
-    [(0, ValueError), (-3, ValueError), (True, TypeError), (np.bool_(True), TypeError), (8.0, TypeError),
-     ("8", TypeError)],
-    ids=["zero", "negative", "bool", "numpy-bool", "float", "str"],
+    [(0, ValueError), (-3, ValueError), (0.0, ValueError), (True, TypeError), (np.bool_(True), TypeError),
+     (8.5, ValueError), (float("nan"), ValueError), ("8", TypeError)],
+    ids=["zero", "negative", "zero-float", "bool", "numpy-bool", "non-integral-float", "nan", "str"],
 )
 def test_bad_max_frames_is_refused_up_front(dirs, clip, value, error):
     # Up front: before the source is even opened (a missing source would be a FileNotFoundError).
@@ -486,3 +486,13 @@ def test_bad_max_frames_is_refused_up_front(dirs, clip, value, error):
         with pytest.raises(error, match=r"max_frames must be a positive integer .*or None"):
             vidmag.magnify_file(src, dirs[1] / "out.mp4", backend="cpu", max_frames=value, **IIR)
     assert os.listdir(dirs[1]) == []
+
+
+@pytest.mark.parametrize("value", [8.0, np.int64(8), np.float32(8.0)],
+                         ids=["float", "numpy-int", "numpy-float"])
+def test_max_frames_follows_the_one_rule_for_numbers(dirs, clip, value):
+    # issue 19 item 5: max_frames takes what vidmag.params.check_integer takes (evaluate's max_frames too):
+    # an integral float or a numpy number is the integer it holds.
+    result = vidmag.magnify_file(clip, dirs[1] / "out.mp4", backend="cpu", max_frames=value, **IIR)
+    assert result.frames == 8 and type(result.frames) is int
+    assert decoded(dirs[1] / "out.mp4").shape[0] == 8

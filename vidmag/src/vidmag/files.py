@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 import os
 import shutil
 import tempfile
@@ -283,13 +282,15 @@ def magnify_file(
         silently. A budget too small for even the phase route's one frame of work is a ValueError naming
         memory.
     max_frames : int or None
-        Magnify only the first `max_frames` frames of `src` (a positive ``int`` or numpy integer; a bool, a
-        float such as ``8.0`` or a string is a TypeError naming max_frames). None: every frame. The run is
-        the one of a clip that ends there: the ideal pipelines' passes, the memory estimate that chooses the
-        route, the progress bar's total and the audio (cut where the video ends) all see `max_frames`
-        frames, and `side_by_side` pairs them with the first `max_frames` source frames. A clip shorter than
-        `max_frames` runs whole. The streaming pipelines' first `max_frames` output frames are those of the
-        full run; the ideal pipelines' are not (their temporal filter sees only the frames kept).
+        Magnify only the first `max_frames` frames of `src` (a positive integer under the one rule for
+        numbers, :func:`vidmag.params.check_integer`: an ``int``, a numpy integer or an integral float such as
+        ``8.0``; a bool or a string is a TypeError, ``8.5`` or 0 a ValueError, each naming max_frames). None:
+        every frame. The run is the one of a clip that ends there: the ideal pipelines' passes, the memory
+        estimate that chooses the route, the progress bar's total and the audio (cut where the video ends) all
+        see `max_frames` frames, and `side_by_side` pairs them with the first `max_frames` source frames. A
+        clip shorter than `max_frames` runs whole. The streaming pipelines' first `max_frames` output frames
+        are those of the full run; the ideal pipelines' are not (their temporal filter sees only the frames
+        kept).
     **params
         The pipeline's parameters: ``alpha``, ``level``, ``lambda_c``, ``fl``, ``fh``, ``r1``, ``r2``,
         ``chrom_attenuation`` (see :func:`vidmag.magnify`).
@@ -515,14 +516,19 @@ def _first_frames(source: Callable[[], Iterator[np.ndarray]],
 def _check_max_frames(max_frames: Any) -> int | None:
     if max_frames is None:
         return None
-    # An integer type only: 8.0 or "8" is a caller's mistake (a computed length, an unparsed option) that
-    # taking it would hide, and True would be one frame.
-    if isinstance(max_frames, (bool, np.bool_)) or not isinstance(max_frames, numbers.Integral):
-        raise TypeError(f"max_frames must be a positive integer (int or numpy integer) or None, got "
-                        f"{type(max_frames).__name__} {max_frames!r}")
-    if max_frames < 1:
-        raise ValueError(f"max_frames must be a positive integer (1 or more) or None, got {max_frames!r}")
-    return int(max_frames)
+    # The one rule for numbers (vidmag.params.check_integer, as evaluate's max_frames): an int, a numpy
+    # integer or an integral float (8.0) is taken; a string ("8"), a bool (True would be one frame) is a
+    # TypeError, a non-integral number (8.5) a ValueError.
+    rule = "max_frames must be a positive integer (int, numpy integer or integral float such as 8.0) or None"
+    try:
+        value = check_integer("max_frames", max_frames)
+    except TypeError:
+        raise TypeError(f"{rule}, got {type(max_frames).__name__} {max_frames!r}") from None
+    except ValueError:
+        raise ValueError(f"{rule}, got {max_frames!r}") from None
+    if value < 1:
+        raise ValueError(f"{rule}, got {max_frames!r}")
+    return value
 
 
 def _next_original(originals: Iterator[np.ndarray]) -> np.ndarray:
