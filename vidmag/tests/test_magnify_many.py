@@ -115,3 +115,34 @@ def test_refuses_clashing_outputs(tmp_path, clips, capsys):
     with pytest.raises(ValueError, match=r"src|same"):
         output_paths([clips[0]], str(tmp_path), suffix="")
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("options", "error", "name"), [
+    ({"side_by_side": "no"}, TypeError, "side_by_side"),
+    ({"audio": "no"}, TypeError, "audio"),
+    ({"audio": 0}, TypeError, "audio"),
+    ({"quality": "18"}, TypeError, "quality"),
+    ({"quality": 99}, ValueError, "quality"),
+    ({"encoder_preset": "fastest"}, ValueError, "encoder_preset"),
+    ({"backend": "gpu"}, ValueError, "backend"),
+    ({"fs": "30"}, TypeError, "fs"),
+    ({"max_frames": 8.5}, ValueError, "max_frames"),
+    ({"workers": 0}, ValueError, "workers"),
+    ({"workers": "2"}, TypeError, "workers"),
+    ({"progress": "yes"}, TypeError, "progress"),
+], ids=lambda v: repr(v) if not isinstance(v, type) else v.__name__)
+def test_bad_file_options_are_refused_before_any_clip_runs(tmp_path, clips, options, error, name):
+    # issue 19 items 3-5: every option magnify_file would refuse is refused here up front (no cluster, no
+    # directory), not once per clip as each clip's error
+    out = tmp_path / "out"
+    with pytest.raises(error, match=name):
+        magnify_files(clips, out, **{"backend": "cpu", "audio": False, "progress": False, **IIR, **options})
+    assert not out.exists()
+
+
+def test_numpy_bools_and_numbers_are_taken(tmp_path, clips, client):
+    # the one rule: numpy bools for the flags, numpy and integral numbers for the numbers
+    results = magnify_files(clips[:1], tmp_path / "out", client=client, backend="cpu", progress=np.False_,
+                            audio=np.False_, side_by_side=np.True_, quality=np.int64(20), max_frames=6.0,
+                            **IIR)
+    assert results[0].ok and results[0].result.frames == 6 and results[0].result.width == 128

@@ -345,8 +345,7 @@ def magnify_file(
     src = io.as_path("src", src)
     dst = io.as_path("dst", dst)
     quality = _check_quality(quality)
-    if not isinstance(encoder_preset, str) or encoder_preset not in _X264_PRESETS:
-        raise ValueError(f"encoder_preset: {encoder_preset!r} is not one of {', '.join(_X264_PRESETS)}")
+    _check_encoder_preset(encoder_preset)
     side_by_side = check_bool("side_by_side", side_by_side)
     audio = check_bool("audio", audio)
     max_frames = _check_max_frames(max_frames)
@@ -536,6 +535,12 @@ def _next_original(originals: Iterator[np.ndarray]) -> np.ndarray:
     if frame is None:
         raise RuntimeError("side_by_side: the pipeline returned more frames than the source holds")
     return frame
+
+
+def _check_encoder_preset(encoder_preset: Any) -> str:
+    if not isinstance(encoder_preset, str) or encoder_preset not in _X264_PRESETS:
+        raise ValueError(f"encoder_preset: {encoder_preset!r} is not one of {', '.join(_X264_PRESETS)}")
+    return encoder_preset
 
 
 def _check_quality(quality: int) -> int:

@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any
 
 from vidmag import io
+from vidmag.params import check_bool, check_integer
 
 __all__ = ["ClipResult", "magnify_files", "output_paths"]
 
@@ -123,7 +124,8 @@ def _magnify_one(src: str, dst: str, options: dict[str, Any]) -> ClipResult:
 
 def _check_options(options: dict[str, Any]) -> None:
     """The checks magnify_file would make on every clip that need no clip: bad options fail up front."""
-    from vidmag.files import _check_max_frames, _resolve_pipeline
+    from vidmag.backend import registry
+    from vidmag.files import _check_encoder_preset, _check_max_frames, _check_quality, _resolve_pipeline
     from vidmag.params import check_parameters
     from vidmag.tiles import parse_size
 
@@ -136,6 +138,19 @@ def _check_options(options: dict[str, Any]) -> None:
     if options.get("memory") is not None:
         parse_size(options["memory"], "memory")
     _check_max_frames(options.get("max_frames"))
+    # magnify_file's own options, each checked as it checks them: a bad one fails here, once, and not as
+    # every clip's error after the cluster has started and out_dir exists
+    if "quality" in options:
+        _check_quality(options["quality"])
+    if "encoder_preset" in options:
+        _check_encoder_preset(options["encoder_preset"])
+    for flag in ("side_by_side", "audio"):
+        if flag in options:
+            check_bool(flag, options[flag])
+    backend = options.get("backend", "auto")
+    # the name only: whether it can run is the workers' business (they may have a GPU this machine lacks)
+    if not isinstance(backend, str) or (backend != "auto" and backend not in registry.names()):
+        raise ValueError(f"backend must be 'auto' or one of {', '.join(registry.names())}; got {backend!r}")
 
 
 #: magnify_file's keywords that are not pipeline parameters.
@@ -220,10 +235,16 @@ def magnify_files(
     if not inputs:
         raise ValueError("inputs: no clips given")
     out_dir = io.as_path("out_dir", out_dir)
-    if not callable(progress) and not isinstance(progress, bool):
-        raise TypeError(f"progress must be True, False or a callable, got {type(progress).__name__}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    if not callable(progress):
+        try:
+            progress = check_bool("progress", progress)  # numpy bools too
+        except TypeError:
+            raise TypeError(f"progress must be True, False or a callable, got {type(progress).__name__} "
+                            f"{progress!r}") from None
+    if workers is not None:
+        workers = check_integer("workers", workers)  # the one rule for numbers: np.int64(2), 2.0 too
+        if workers < 1:
+            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     if client is not None and scheduler is not None:
         raise ValueError("give client or scheduler, not both")
     if "progress" in magnify_options or "dst" in magnify_options:
