@@ -84,3 +84,18 @@ def test_input_is_left_alone():
     before = x.copy()
     specux.stft(x, n_fft=512, hop_length=128, pad_mode="reflect")
     np.testing.assert_array_equal(x, before)
+
+
+@pytest.mark.parametrize("n", [0, 1, 31, 32, 33, 64, 100])
+@pytest.mark.parametrize("columns", [slice(None), slice(3, 40)])
+def test_the_window_tile_multiplies_every_row_once(n, columns):
+    """A block is windowed a tile's rows at a time, then the rest: every row multiplied once by the window,
+    bit for bit the broadcast product, also in a view of the block's middle columns (win_length < n_fft)."""
+    rng = np.random.default_rng(n)
+    block = rng.standard_normal((max(n, 1), 48)).astype(np.float32)[:n]
+    window = rng.standard_normal(48).astype(np.float32)[columns]
+    want = block[:, columns] * window
+    tile = np.ascontiguousarray(np.broadcast_to(window, (stft_module._TILE_ROWS, window.size)))
+    rows = block[:, columns]
+    stft_module._times_tile(rows, tile)
+    np.testing.assert_array_equal(block[:, columns], want)
