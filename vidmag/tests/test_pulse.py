@@ -240,3 +240,17 @@ def test_docstring_examples_run():
 
     failures, tried = doctest.testmod(pulse, verbose=False)
     assert tried > 0 and failures == 0
+
+
+def test_min_frames_checks_its_arguments():
+    # issue 19 item 5: the one rule for numbers; min_frames("30") used to fail inside math.ceil
+    assert pulse.min_frames(np.int64(30)) == pulse.min_frames(30.0) == 86
+    assert pulse.min_frames(30.0, band=(np.float32(1.0), 4)) == 60
+    with pytest.raises(TypeError, match=r"^fs must be a number"):
+        pulse.min_frames("30")
+    with pytest.raises(ValueError, match=r"^fs must be > 0 Hz"):
+        pulse.min_frames(0.0)
+    with pytest.raises(TypeError, match=r"^band\[0\] must be a number"):
+        pulse.min_frames(30.0, band=("0.7", 4.0))
+    with pytest.raises(ValueError, match=r"^band must satisfy"):
+        pulse.min_frames(30.0, band=(0.0, 4.0))  # used to be a ZeroDivisionError

@@ -157,3 +157,23 @@ def test_command_bad_options_exit_2_naming_them(tmp_path, capsys, argv, named):
 def test_command_missing_clip_exits_1(tmp_path, capsys):
     assert main(["suggest", str(tmp_path / "none.mp4")]) == 1
     assert "no such file" in capsys.readouterr().err
+
+
+def test_aliased_and_flicker_warnings_follow_the_one_rule_for_numbers():
+    # issue 19 item 5: numpy numbers taken, strings and bools a TypeError naming the parameter (they used to
+    # fail inside the arithmetic: "unsupported operand type(s) for /: 'str' and 'int'")
+    assert aliased(np.float32(100.0), np.int64(29)) == pytest.approx(13.0)
+    assert flicker_warnings(np.int64(29), np.float32(11.0), 14) == flicker_warnings(29.0, 11.0, 14.0)
+    for call, name in (
+        (lambda: aliased("100", 29.0), "frequency"),
+        (lambda: aliased(100.0, "29"), "fs"),
+        (lambda: aliased(100.0, True), "fs"),
+        (lambda: flicker_warnings("29", 11.0, 14.0), "fs"),
+        (lambda: flicker_warnings(29.0, "11", 14.0), "fl"),
+        (lambda: flicker_warnings(29.0, 11.0, "14"), "fh"),
+    ):
+        with pytest.raises(TypeError, match=rf"^{name} must be a number"):
+            call()
+    for call in (lambda: aliased(100.0, 0.0), lambda: flicker_warnings(-30.0, 1.0, 2.0)):
+        with pytest.raises(ValueError, match=r"^fs must be > 0 Hz"):
+            call()

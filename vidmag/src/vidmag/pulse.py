@@ -289,6 +289,8 @@ def min_frames(fs: float, band: tuple[float, float] = (0.7, 4.0)) -> int:
     >>> pulse.min_frames(30.0, band=(1.0, 4.0))
     60
     """
+    fs = _check_fs(fs)
+    band = _check_band(band, fs)
     return max(math.ceil(METHOD_WINDOW_S * fs) + 1, math.ceil(2.0 * fs / band[0]))
 
 
