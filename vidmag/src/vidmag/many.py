@@ -1,9 +1,10 @@
 """Many clips on Dask: :func:`magnify_files` runs :func:`vidmag.files.magnify_file` on every input, on the
 workers of a ``dask.distributed`` cluster (a local one by default), and reports each clip's result or error.
 
-Dask is the scheduler (the ``dask`` extra: ``pip install vidmag-evm[dask]``); vidmag only lays out the
-outputs, submits one task per clip, and gathers. Each output is written atomically by magnify_file on the
-worker (a temporary name, renamed when complete), so a failed or killed clip leaves nothing behind.
+Dask is the scheduler (the ``dask`` extra: ``pip install -e "./vidmag[dask]"`` from a checkout); vidmag only
+lays out the outputs, submits one task per clip, and gathers. Each output is written atomically by
+magnify_file on the worker (a temporary name, renamed when complete), so a failed or killed clip leaves
+nothing behind.
 """
 
 from __future__ import annotations
