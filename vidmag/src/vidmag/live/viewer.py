@@ -21,6 +21,7 @@ the tracker's state): what the readout reads is always in sight.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import io
 import json
 import math
@@ -127,6 +128,19 @@ def _draw_roi(frame: np.ndarray, roi: Any) -> None:
     frame[y : y + h, x + w - t : x + w] = colour
 
 
+def _check_live_extra() -> None:
+    """The server's libraries, imported here so that a missing one is named with its remedy (in the server
+    thread it would be a bare "No module named 'aiohttp'")."""
+    for module, name in (("aiohttp", "aiohttp"), ("PIL", "Pillow")):
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise ImportError(
+                f"the live viewer needs {name}, in vidmag's 'live' extra: pip install -e \"./vidmag[live]\" "
+                f"from a checkout (or pip install {name})"
+            ) from error
+
+
 def _encode_jpeg(frame: np.ndarray) -> bytes:
     from PIL import Image
 
@@ -231,9 +245,12 @@ class Viewer:
             The address cannot be bound (port in use, address not on this machine).
         RuntimeError
             The viewer was started or closed before.
+        ImportError
+            aiohttp or Pillow, the ``live`` extra, is not installed; the message names it and the extra.
         """
         if self._thread is not None or self._closed:
             raise RuntimeError("a Viewer can be started once; make a new one")
+        _check_live_extra()
         self._thread = threading.Thread(target=self._run, name="vidmag-viewer", daemon=True)
         self._thread.start()
         self._ready.wait()
