@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -146,3 +147,15 @@ def test_numpy_bools_and_numbers_are_taken(tmp_path, clips, client):
                             audio=np.False_, side_by_side=np.True_, quality=np.int64(20), max_frames=6.0,
                             **IIR)
     assert results[0].ok and results[0].result.frames == 6 and results[0].result.width == 128
+
+
+def test_without_dask_the_error_names_the_extra_and_creates_nothing(tmp_path, clips, monkeypatch, capsys):
+    # issue 19, Installing: the install hint names the extra under our own name; out_dir is not made first
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)
+    out = tmp_path / "out"
+    with pytest.raises(ImportError, match=r'dask\.distributed.*pip install -e "\./vidmag\[dask\]"'):
+        magnify_files(clips, out, backend="cpu", progress=False, **IIR)
+    assert main(["magnify-many", *clips, "--out-dir", str(out), *IIR_ARGS]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "vidmag[dask]" in err
+    assert not out.exists()

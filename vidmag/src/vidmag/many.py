@@ -252,9 +252,14 @@ def magnify_files(
         raise TypeError("magnify_files() sets each clip's dst and progress itself")
     _check_options(magnify_options)
     outputs = output_paths(inputs, out_dir, suffix=suffix)
+    try:  # before out_dir is made: without Dask nothing is created
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError as error:
+        raise ImportError(
+            "magnify_files needs dask.distributed, in vidmag's 'dask' extra: "
+            "pip install -e \"./vidmag[dask]\" from a checkout (or pip install \"dask[distributed]\")"
+        ) from error
     os.makedirs(out_dir, exist_ok=True)
-
-    from dask.distributed import Client, LocalCluster, as_completed
 
     owned: list[Any] = []
     try:
