@@ -115,11 +115,21 @@ def peak_rss_mb() -> float:
 
 
 def cpu_model() -> str:
-    """The processor's model name (Linux /proc/cpuinfo, else :func:`platform.processor`)."""
+    """The processor's model name (Linux /proc/cpuinfo, else :func:`platform.processor`), with its x86 family
+    and model numbers where the name alone does not tell generations apart (a virtual machine's "AMD EPYC" is
+    a Zen 1 at family 23 model 1, a Zen 3 at family 25)."""
     try:
+        fields: dict[str, str] = {}
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+            key, _, value = line.partition(":")
+            if not key.strip() and fields:
+                break  # the end of the first processor's block
+            fields.setdefault(key.strip(), value.strip())
+        if "model name" in fields:
+            name = fields["model name"]
+            if "cpu family" in fields and "model" in fields:
+                name += f" (family {fields['cpu family']}, model {fields['model']})"
+            return name
     except OSError:
         pass
     return platform.processor() or platform.machine()
