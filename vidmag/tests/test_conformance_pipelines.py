@@ -11,6 +11,7 @@ and crops of the sample clips (64 x 96, 40 frames), skipped with the reason when
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +21,15 @@ import vidmag
 import vidmag.backend
 from vidmag.backend.generic import bind
 
+# the shared helpers (vidmag/tests/_backend_support.py), by path: pytest imports with --import-mode=importlib
+_SUPPORT = Path(__file__).with_name("_backend_support.py")
+_spec = importlib.util.spec_from_file_location("_backend_support", _SUPPORT)
+support = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(support)
+
 #: The backends checked against the reference (``cpu`` is the reference itself).
 BACKENDS = ("torch", "opencl", "vulkan")
 PIPELINES = ("gaussian_ideal", "laplacian_ideal", "laplacian_butterworth", "laplacian_iir")
-CLIPS_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "clips"
 
 #: Parameters per clip kind and pipeline (fs 30). The sample-clip parameters follow the paper's presets with
 #: bands wide enough to hold several bins of a 40-frame clip.
@@ -58,29 +64,12 @@ def _synthetic(T: int, H: int, W: int, seed: int) -> np.ndarray:
     return np.clip(np.round(clip), 0, 255).astype(np.uint8)
 
 
-def _sample_crop(name: str, T: int = 40, H: int = 64, W: int = 96) -> np.ndarray:
-    path = CLIPS_DIR / name
-    if not path.exists():
-        pytest.skip(f"sample clip {path} is absent")
-    import av
-
-    frames = []
-    with av.open(str(path)) as container:
-        for frame in container.decode(video=0):
-            frames.append(frame.to_ndarray(format="rgb24"))
-            if len(frames) == T:
-                break
-    clip = np.stack(frames)
-    top, left = (clip.shape[1] - H) // 2, (clip.shape[2] - W) // 2
-    return np.ascontiguousarray(clip[:, top : top + H, left : left + W])
-
-
 #: Clip name -> (kind of parameters, factory). Built lazily, once per session.
 CLIPS = {
     "synthetic": ("synthetic", lambda: _synthetic(24, 48, 64, seed=0)),
     "sides_5x2k_odd": ("synthetic", lambda: _synthetic(22, 40, 37, seed=1)),
-    "face_crop": ("sample", lambda: _sample_crop("face.mp4")),
-    "baby_crop": ("sample", lambda: _sample_crop("baby.mp4")),
+    "face_crop": ("sample", lambda: support.sample_crop("face.mp4", T=40, H=64, W=96)),
+    "baby_crop": ("sample", lambda: support.sample_crop("baby.mp4", T=40, H=64, W=96)),
 }
 
 _clip_cache: dict[str, np.ndarray] = {}
