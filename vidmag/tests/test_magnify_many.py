@@ -159,3 +159,12 @@ def test_without_dask_the_error_names_the_extra_and_creates_nothing(tmp_path, cl
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "vidmag[dask]" in err
     assert not out.exists()
+
+
+def test_output_paths_take_bytes_and_path_like(tmp_path, clips):
+    # issue 19 item 6: a bytes path is a path ("Can't mix strings and bytes in path components" before)
+    want = output_paths(clips[:1], str(tmp_path / "o"))
+    assert output_paths([os.fsencode(clips[0])], os.fsencode(tmp_path / "o")) == want
+    assert output_paths([tmp_path / os.path.basename(clips[0])], tmp_path / "o") == want
+    with pytest.raises(TypeError, match=r"^out_dir must be a path"):
+        output_paths(clips[:1], None)

@@ -91,6 +91,9 @@ def output_paths(inputs: Sequence[str], out_dir: str, *, suffix: str = "-magnifi
     ...
     ValueError: inputs: 'day1/a.mp4' and 'day2/a.mp4' both map to '.../out/a-magnified.mp4' ...
     """
+    # str, bytes or os.PathLike, as magnify_files takes them (bytes used to fail in os.path.join)
+    inputs = [io.as_path("inputs", src) for src in inputs]
+    out_dir = io.as_path("out_dir", out_dir)
     if not isinstance(suffix, str):
         raise TypeError(f"suffix must be a string, got {type(suffix).__name__}")
     if extension.lower() not in io.CONTAINER_FOR_SUFFIX:
