@@ -199,3 +199,23 @@ def test_the_served_viewer_reports_the_run_and_takes_parameter_changes(tmp_path)
         process.terminate()
         process.wait(timeout=30)
         process.stderr.close()
+
+
+@pytest.mark.parametrize("spelling", ["same", "dotdot", "symlink", "hardlink"])
+def test_a_recording_over_its_own_source_file_is_refused(tmp_path, capsys, monkeypatch, spelling):
+    # issue 19 item 1: vidmag live X --record X used to replace X with its own magnified frames
+    src = tmp_path / "in" / "clip.mp4"
+    src.parent.mkdir()
+    with io.VideoWriter(str(src), width=96, height=64, fps=30) as writer:
+        for _, frame in zip(range(6), vidmag.live.open_source(SMALL)):
+            writer.write(frame)
+    (tmp_path / "in" / "link.mp4").symlink_to(src)
+    os.link(src, tmp_path / "in" / "hard.mp4")
+    record = {"same": src, "dotdot": tmp_path / "in" / ".." / "in" / "clip.mp4",
+              "symlink": tmp_path / "in" / "link.mp4", "hardlink": tmp_path / "in" / "hard.mp4"}[spelling]
+    original, before = src.read_bytes(), sorted(os.listdir(tmp_path / "in"))
+    code = main(["live", str(src), "--preset", "face", "--frames", "3", "--backend", "cpu", "-q",
+                 "--record", str(record)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--record" in err and "is the source" in err, err
+    assert src.read_bytes() == original and sorted(os.listdir(tmp_path / "in")) == before

@@ -171,6 +171,13 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
             raise type(error)(f"--record: {str(error).removeprefix('dst: ')}") from None
         except ValueError as error:
             raise _usage(f"--record: {str(error).removeprefix('dst: ')}") from None
+        try:  # a file source: the recording must not replace it (any spelling or link of it)
+            io.check_not_source(args.source, options["record"])
+        except ValueError:
+            raise _usage(
+                f"--record: {args.record!r} is the source file {args.source!r} (the same file, through "
+                "another name or a link); recording there would replace the source: choose another file"
+            ) from None
     return options
 
 
