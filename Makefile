@@ -8,7 +8,7 @@ DEMO_STAMP := $(VENV)/.demo-installed
 TEST_STAMP := $(VENV)/.test-installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint bench docs gallery clean
+.PHONY: demo test lint bench docs gallery site clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,12 @@ docs: $(TEST_STAMP)
 # 40 minutes on 2 busy cores. Then `make docs` publishes it.
 gallery: $(TEST_STAMP)
 	$(PY) scripts/dev/gallery.py --out site-assets/gallery
+
+# The whole site in one command: the gallery first when it has not been made (its manifest, gallery.json, is
+# written last, so an interrupted run is made again), then the site with it.
+site: $(TEST_STAMP)
+	test -f site-assets/gallery/gallery.json || $(MAKE) gallery
+	$(MAKE) docs
 
 clean:
 	rm -rf $(VENV) demo-output site
