@@ -4,6 +4,8 @@ form, and its statistics (their fields only: tests never look at times)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -227,3 +229,23 @@ def test_auto_picks_a_backend_that_runs_a_phase_pipeline(clip):
     expected = vidmag.magnify(clip[:4], fs=30.0, pipeline=preset.pipeline, backend=magnifier.backend,
                               **preset.params)
     _within_one(got, expected)
+
+
+def test_a_saturating_alpha_warns_when_the_feed_is_closed(clip, synthetic_params):
+    # issue 19 item 7: alpha = 1e9 clipped most of a live feed's bytes without a word; the rule of
+    # vidmag.magnify (SaturationWarning when the feed ends), for the alpha in force since its last change
+    params = synthetic_params["laplacian_iir"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", vidmag.SaturationWarning)
+        with Magnifier("laplacian_iir", fs=30.0, backend="cpu", **params) as magnifier:
+            _feed(magnifier, clip)  # a moderate alpha: silent
+        with Magnifier("laplacian_iir", fs=30.0, backend="cpu", **{**params, "alpha": 1e9}) as magnifier:
+            _feed(magnifier, clip[:12])
+            magnifier.set_params(alpha=params["alpha"])  # the verdict is about the alpha now in force
+            _feed(magnifier, clip[12:])
+    with pytest.warns(vidmag.SaturationWarning, match=r"alpha = 1e\+09 saturates the output"):
+        with Magnifier("laplacian_iir", fs=30.0, backend="cpu", **{**params, "alpha": 1e9}) as magnifier:
+            _feed(magnifier, clip)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", vidmag.SaturationWarning)
+        magnifier.close()  # closing twice warns once

@@ -127,7 +127,7 @@ class Magnifier:
     Examples
     --------
     >>> import numpy as np
-    >>> frames = np.random.default_rng(0).integers(0, 256, (3, 48, 64, 3), dtype=np.uint8)
+    >>> frames = np.random.default_rng(0).integers(96, 160, (3, 48, 64, 3), dtype=np.uint8)
     >>> with Magnifier("laplacian_iir", fs=30, backend="cpu", alpha=10, lambda_c=16, r1=0.4, r2=0.05,
     ...                chrom_attenuation=0.1) as magnifier:
     ...     out = [magnifier.push(frame) for frame in frames]
@@ -158,6 +158,9 @@ class Magnifier:
         self._starts: deque[float] = deque(maxlen=STATS_WINDOW)
         self._latencies: deque[float] = deque(maxlen=STATS_WINDOW)
         self._last_end = 0.0
+        # bytes at 0 or 255 in (input, output) since the last alpha change, and bytes counted: the
+        # SaturationWarning of vidmag.magnify, given when the feed is closed
+        self._clipped = [0, 0, 0, 0]
 
     # -- frames ------------------------------------------------------------------------------------------
 
@@ -197,6 +200,12 @@ class Magnifier:
             self._stream = self._open(frame.shape)
         out = self._stream.push(frame)
         end = time.perf_counter()
+        from vidmag.pipelines import _clipped  # imported where used, as select_backend is
+
+        for i, counted in ((0, frame), (2, out)):
+            clipped, looked_at = _clipped(counted)
+            self._clipped[i] += clipped
+            self._clipped[i + 1] += looked_at
         self._starts.append(start)
         self._latencies.append(end - start)
         self._last_end = end
@@ -263,6 +272,8 @@ class Magnifier:
             if not self._stream.retune(plan):
                 self._stream.close()
                 self._stream = None  # the next push opens a fresh stream of the same size
+        if checked["alpha"] != self.params["alpha"]:
+            self._clipped = [0, 0, 0, 0]  # the verdict at close is about the alpha in force
         self.params = checked
         return dict(checked)
 
@@ -286,10 +297,21 @@ class Magnifier:
         return self._closed
 
     def close(self) -> None:
-        """End the feed: wait for the device and drop the filter state. Closing twice is fine."""
+        """End the feed: wait for the device and drop the filter state. Closing twice is fine.
+
+        Warns
+        -----
+        vidmag.SaturationWarning
+            The frames since the last change of ``alpha`` were clipped at 0 or 255 much more than their
+            input (the rule of :func:`vidmag.magnify`); given once, at the first close.
+        """
         if self._stream is not None:
             self._stream.close()
             self._stream = None
+        if not self._closed:
+            from vidmag.pipelines import _warn_if_saturated
+
+            _warn_if_saturated(self.params["alpha"], *self._clipped)
         self._closed = True
 
     def __enter__(self) -> Magnifier:
