@@ -1,4 +1,9 @@
-"""The commands in the docs' shell blocks are ones the programs accept, and the vidmag ones run.
+"""The commands in the docs' shell blocks are ones the programs accept, and they run.
+
+Every fence of README.md and docs/ is code that a test reads (```python: specux/tests/test_docs_examples.py
+runs it; the shell labels: this file) or is labelled as what is not code (```text, ```json, ...: a
+program's output, a file layout); a fence without a label, or a ``text`` block holding commands (a
+transcript, which is ```console), fails with its page and line.
 
 Every ```sh / ```bash / ```console / ```shell block of README.md and docs/ is read line by line (a trailing
 backslash joins lines; in a block with ``$ `` prompts only the prompted lines are commands, the rest is what
@@ -23,11 +28,20 @@ they print). A line is split at ``&&``, ``||``, ``;`` and ``|``; redirections, `
   no test machine has (:data:`NO_HARDWARE`: a camera, the docs' private stream address) must fail instead,
   with status non-zero and one line of error, no traceback: what the user without one sees. A run that
   outlives :data:`TIMEOUT_S`, or leaves a process behind (a Dask worker), fails; nothing the commands write
-  may appear in the checkout. Two runs go at a time (one process each, mostly on one core).
+  may appear in the checkout. Two runs go at a time (one process each, mostly on one core). Where a
+  transcript shows what a command printed, and the command runs as written and prints the same on every run
+  (:data:`PRINTS_THE_SAME`: ``suggest``), its output must be what the page shows; other transcripts show
+  timings or a longer run than the test's, and only run.
 - ``python scripts/...`` / ``python bench/...`` (any ``python``, ``python3``, ``.venv/bin/python``): the
   script exists, and its own argparse parser accepts the options. The parser is taken from the script in a
   subprocess, once per script: the script runs until its first ``parse_args`` call, which hands the parser
   over instead of parsing, so the script does no work; the docs' command lines are then parsed with it.
+  Then each distinct line runs, made short by the script's own options (:data:`SCRIPT_RUNS`: ``--quick``,
+  ``--repeat 1``, ``--frames 4``, ...; every script of the docs needs its row there), with the checkout's
+  root replaced by a directory of its own as the working directory: every output the line names (or, where
+  it names none and the script's default lies in the checkout, one the row gives) is written there and must
+  be non-empty; placeholders of the docs (``AUDIO_DIR``, ``/path/to/clips``) stand for files made or found
+  here. It must exit 0 without a traceback.
 
 A block whose commands are not meant to be typed as they stand (a synopsis with placeholders) is marked on
 the line before its fence, with the reason; a block that is checked but cannot be run on a test machine
@@ -76,6 +90,7 @@ class Command:
     line: int
     argv: tuple[str, ...]
     no_run: str | None = None  # the reason of its block's no-run marker
+    shown: tuple[str, ...] | None = None  # in a transcript (``$ `` prompts): what the page shows it printed
 
     def where(self) -> str:
         return f"{self.page}:{self.line}: {shlex.join(self.argv)}"
@@ -85,26 +100,38 @@ def pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-def shell_blocks(text: str) -> list[tuple[int, list[tuple[int, str]], str | None, str | None]]:
-    """``(fence line, [(line, text)], no_check_reason, no_run_reason)`` of each shell block (lines numbered
-    from 1). The markers are the comment lines right above the fence (both may be there); a reason is None
-    without its marker, ``""`` for a marker that gives none."""
+def fences(text: str) -> list[tuple[int, str, list[tuple[int, str]]]]:
+    """``(fence line, label, [(line, text)])`` of every fenced block of a Markdown text, lines numbered from
+    1, each line of the body without the fence's indent (and without trailing blanks)."""
     lines = text.splitlines()
-    blocks, i = [], 0
+    found, i = [], 0
     while i < len(lines):
         m = FENCE.match(lines[i])
         if not m:
             i += 1
             continue
-        indent, lang, start = m["indent"], m["lang"], i
+        indent, start = m["indent"], i
         body = []
         i += 1
         while i < len(lines) and not re.match(rf"^{re.escape(indent)}```\s*$", lines[i]):
-            body.append((i + 1, lines[i].strip()))
+            line = lines[i].removeprefix(indent) if lines[i].startswith(indent) else lines[i].lstrip()
+            body.append((i + 1, line.rstrip()))
             i += 1
         i += 1
+        found.append((start + 1, m["lang"], body))
+    return found
+
+
+def shell_blocks(text: str) -> list[tuple[int, list[tuple[int, str]], str | None, str | None]]:
+    """``(fence line, [(line, text)], no_check_reason, no_run_reason)`` of each shell block (lines numbered
+    from 1, each stripped). The markers are the comment lines right above the fence (both may be there); a
+    reason is None without its marker, ``""`` for a marker that gives none."""
+    lines = text.splitlines()
+    blocks = []
+    for fence, lang, raw in fences(text):
         if lang not in SHELL:
             continue
+        start, body = fence - 1, [(number, line.strip()) for number, line in raw]
         reasons: dict[str, str] = {}
         above = start - 1
         while above >= 0 and (marker := NO_CHECK.match(lines[above]) or NO_RUN.match(lines[above])):
@@ -135,6 +162,28 @@ def command_lines(body: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return out
 
 
+def printed(body: list[tuple[int, str]]) -> dict[int, tuple[str, ...]]:
+    """``{line of a command: the lines the page shows it printed}`` of a transcript (a block with ``$ ``
+    prompts; ``{}`` for another): the lines after a prompted command (and its continuations) up to the next
+    prompt, as the page shows them (`body` not stripped), trailing blank lines left out."""
+    if not any(text.lstrip().startswith("$ ") for _, text in body):
+        return {}
+    shown: dict[int, list[str]] = {}
+    current, continued = None, False
+    for number, text in body:
+        if text.lstrip().startswith("$ "):
+            current, continued = number, text.endswith("\\")
+            shown[current] = []
+        elif continued:
+            continued = text.endswith("\\")
+        elif current is not None:
+            shown[current].append(text)
+    for lines in shown.values():
+        while lines and not lines[-1].strip():
+            lines.pop()
+    return {number: tuple(lines) for number, lines in shown.items()}
+
+
 def commands(page: str, number: int, text: str, no_run: str | None = None) -> list[Command]:
     """The simple commands of one line, as argv: split at the operators, the prefixes dropped."""
     lexer = shlex.shlex(REDIRECT.sub(" ", text), posix=True, punctuation_chars=";&|")
@@ -162,13 +211,17 @@ def all_commands() -> tuple[list[Command], list[str]]:
     found, bare = [], []
     for path in pages():
         page = str(path.relative_to(ROOT))
-        for fence, body, no_check, no_run in shell_blocks(path.read_text(encoding="utf-8")):
+        text = path.read_text(encoding="utf-8")
+        raw = {fence: body for fence, _, body in fences(text)}
+        for fence, body, no_check, no_run in shell_blocks(text):
             bare.extend(f"{page}:{fence} ({kind})" for kind, reason in (("no-check", no_check),
                                                                        ("no-run", no_run)) if reason == "")
             if no_check is not None:
                 continue
-            for number, text in command_lines(body):
-                found.extend(commands(page, number, text, no_run))
+            shown = printed(raw[fence])
+            for number, line in command_lines(body):
+                found.extend(Command(c.page, c.line, c.argv, c.no_run, shown.get(number))
+                             for c in commands(page, number, line, no_run))
     return found, bare
 
 
@@ -425,6 +478,9 @@ NO_HARDWARE = {
     "rtsp://": "the docs' stream is a camera on a private network (192.168.1.20): out of a test's reach",
 }
 GLOB = re.compile(r"[*?\[]")
+#: Commands whose output is the same on every run of the same line (no timing, no machine in it): where a
+#: transcript shows what one of them printed and it runs as written, its standard output must be that.
+PRINTS_THE_SAME = ("suggest",)
 
 
 def needs_hardware(argv: list[str]) -> str | None:
@@ -664,9 +720,270 @@ def test_vidmag_lines_run(places, argv, runs):
             f"{shown}\n    ({why}) expected one line of error, got status {done.returncode}:\n{done.stderr}"
         return
     assert done.returncode == 0, f"{shown}\n    exit {done.returncode}:\n{done.stderr[-3000:]}"
+    if argv[0] in PRINTS_THE_SAME and runnable(argv) == argv:  # run as the page shows it: compared
+        got = tuple(line.rstrip() for line in done.stdout.rstrip().splitlines())
+        for c in places:
+            assert c.shown is None or got == c.shown, (
+                f"{c.where()}\n    prints something else than the page shows:\n" + "\n".join(got))
     for path in _in_place(outputs(argv), tmp_path):
         target = tmp_path / "work" / path
         assert target.resolve().is_relative_to(tmp_path.resolve()), f"{shown}\n    {path} is outside the run"
+        assert target.exists(), f"{shown}\n    wrote no {path}"
+        empty = not any(target.iterdir()) if target.is_dir() else target.stat().st_size == 0
+        assert not empty, f"{shown}\n    {path} is empty"
+
+
+# -- every fence is read by a test, or holds no code ------------------------------------------------------
+
+#: Fence labels whose blocks are code, and the test that reads them: ```python by
+#: specux/tests/test_docs_examples.py (each block runs), the shell ones by this file.
+CODE_LABELS = {"python": "specux/tests/test_docs_examples.py", "py": "specux/tests/test_docs_examples.py",
+               **{label: "vidmag/tests/test_docs_shell_blocks.py" for label in SHELL}}
+#: Labels of blocks that hold no code, which no test reads: what a program printed, a file layout, data.
+NOT_CODE = ("text", "json", "toml", "yaml")
+
+
+def _typed_command(line: str) -> bool:
+    """Whether a line of a ``text`` block is a command one would type: a ``$ `` prompt, or ``vidmag`` and a
+    subcommand (``vidmag: error: ...`` and ``vidmag magnify: error: ...`` are what it prints)."""
+    from vidmag.cli import build_parser
+
+    if line.lstrip().startswith("$ "):
+        return True
+    words = line.split()
+    if len(words) < 2 or not VIDMAG.match(words[0]):
+        return False
+    subcommands = next(a.choices for a in build_parser()._actions if getattr(a, "choices", None))
+    return words[1] in subcommands
+
+
+def fence_problems(page: str, text: str) -> list[str]:
+    """``page:line: why`` for each fence of a page that no test reads although it may hold code: one without
+    a label, one with a label of neither kind, a ``text`` block holding commands (a transcript: ``console``,
+    whose prompted commands this file runs)."""
+    problems = []
+    for fence, label, body in fences(text):
+        if not label:
+            problems.append(f"{page}:{fence}: a fence without a language (python, sh or console for code, "
+                            f"text for what is not)")
+        elif label not in CODE_LABELS and label not in NOT_CODE:
+            problems.append(f"{page}:{fence}: ```{label}: no test reads it (code: {', '.join(CODE_LABELS)}; "
+                            f"no code: {', '.join(NOT_CODE)})")
+        elif label == "text" and (typed := [n for n, line in body if _typed_command(line)]):
+            problems.append(f"{page}:{fence}: a text block with commands (line {typed[0]}): a transcript is "
+                            f"```console, whose $ lines are run")
+    return problems
+
+
+def test_fence_check_finds_unlabelled_and_unread_blocks():
+    text = ("```\nls\n```\n```text\n301 frames -> out.mp4\nvidmag: error: x\nvidmag magnify: error: y\n```\n"
+            "```text\n$ vidmag presets\n```\n```text\nvidmag backends\n```\n```ruby\nputs 1\n```\n"
+            "  ```python\n  x = 1\n  ```\n```console\n$ vidmag backends\n```\n")
+    assert fence_problems("p.md", text) == [
+        "p.md:1: a fence without a language (python, sh or console for code, text for what is not)",
+        "p.md:9: a text block with commands (line 10): a transcript is ```console, whose $ lines are run",
+        "p.md:12: a text block with commands (line 13): a transcript is ```console, whose $ lines are run",
+        "p.md:15: ```ruby: no test reads it (code: python, py, sh, bash, console, shell; "
+        "no code: text, json, toml, yaml)"]
+
+
+def test_every_fence_is_code_a_test_reads_or_not_code():
+    problems = [problem for path in pages()
+                for problem in fence_problems(str(path.relative_to(ROOT)), path.read_text(encoding="utf-8"))]
+    assert not problems, "fences of the docs that no test reads:\n" + "\n".join(problems)
+
+
+def test_transcripts_keep_what_each_command_printed():
+    body = [(1, "$ vidmag suggest a.mp4 \\"), (2, "    --kind colour"), (3, "a.mp4: colour"), (4, "  0.9 Hz"),
+            (5, ""), (6, "$ vidmag presets"), (7, "")]
+    assert printed(body) == {1: ("a.mp4: colour", "  0.9 Hz"), 6: ()}
+    assert printed([(1, "vidmag presets")]) == {}
+    c = next(c for c in COMMANDS if c.page == "docs/vidmag/evaluate.md" and c.argv[1:2] == ("suggest",))
+    assert c.shown and c.shown[0].startswith("face.mp4: colour spectrum") and c.shown[-1].startswith("wrote")
+
+
+# -- running the scripts -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Short:
+    """How the docs lines of one script run here: made short, and writing only into the run's directory."""
+
+    append: tuple[str, ...] = ()  #: options appended; the line's own of the same names (and values) go
+    drop: tuple[str, ...] = ()  #: flags of the line left out too (one that an appended option excludes)
+    out: str | None = None  #: ``--out`` given where the line gives none (the script's default: the checkout)
+    dirs: tuple[str, ...] = ()  #: options naming a directory that must exist (in the checkout it does)
+    root: bool = False  #: ``--root``: a copy of the docs pages and bench/results to work on
+
+
+#: Every script the docs show, and how its lines run (seconds: one run here, on the 2-core machine, busy).
+#: A line that cannot run here even so is marked no-run on its page; a script missing here fails the test.
+SCRIPT_RUNS = {
+    # 11 s: two operations on the quick batch, one call each (the full run is minutes)
+    "bench/specux_cpu.py": Short(("--quick", "--repeat", "1", "--warmup", "0", "--rounds", "1", "--data",
+                                  "batch", "--ops", "stft,melspectrogram"), out="specux_cpu.json"),
+    # 37 s: every case, one call each (the script's inputs have no smaller size)
+    "bench/specux_torch.py": Short(("--repeat", "1", "--overhead-repeat", "1"), out="specux_torch.json"),
+    # 28 s on every backend here (cpu, opencl on PoCL), 9 s on cpu
+    "bench/specux_fft.py": Short(("--quick", "--repeat", "1")),
+    # 12 s: --smoke (tiny workloads, one call) instead of --quick (a minute or two on PoCL)
+    "bench/specux_gpu.py": Short(("--smoke",), drop=("--quick",), out="specux_gpu.json"),
+    # 15 s: 4 files of 2 s, 1 and 2 workers (more than 2 workers on 2 cores only wait for each other)
+    "bench/specux_dask.py": Short(("--quick", "--workers", "1", "2")),
+    # 18 s: AUDIO_DIR holds two WAV files of 2 s (:data:`PLACEHOLDERS`), a local cluster as the line asks
+    "bench/featurise_to_zarr.py": Short(),
+    # 22 s: the first 4 frames of face.mp4, every pipeline and mode asked for
+    "bench/vidmag_reference.py": Short(("--frames", "4", "--clips", "face"), out="vidmag_reference.json"),
+    # 6 s: the smoke run at 320x240
+    "bench/vidmag_live.py": Short(("--quick", "--sizes", "320x240", "--warmup", "1"), out="vidmag_live.json"),
+    # 15 to 30 s: 4 frames of baby.mp4, a 2 s synthesised clip of 320x240, the cpu backend (PoCL's compiles
+    # double it)
+    "bench/vidmag_memory.py": Short(("--quick", "--frames", "4", "--size", "320x240", "--backend", "cpu",
+                                     "--timeout", "60"), out="vidmag_memory.json"),
+    # 3 to 4 s: --quick (one clip, one preset, 24 frames of a crop)
+    "scripts/dev/gallery.py": Short(("--quick",), out="gallery", dirs=("--stills",)),
+    # 2 s: the first 16 frames
+    "scripts/dev/phase_pictures.py": Short(("--frames", "16"), out="img", dirs=("--out",)),
+    # 3 s: on a copy of the pages and the results, so that the rewrite (no --check) writes into the copy
+    "scripts/dev/bench_tables.py": Short(root=True),
+}
+#: Words of the docs' script lines that stand for the reader's own: what each becomes here.
+PLACEHOLDERS = {"/path/to/clips": str(CLIPS), "AUDIO_DIR": "AUDIO_DIR"}  # AUDIO_DIR: made by the run
+#: Options naming what a script writes: each must exist and be non-empty after the run.
+SCRIPT_OUTPUTS = ("--out", "--json", "--stills", "--root")
+
+
+def script_runnable(script: str, argv: list[str]) -> list[str]:
+    """The arguments a docs line of `script` runs with here (see :data:`SCRIPT_RUNS`)."""
+    short = SCRIPT_RUNS[script]
+    replaced = {arg for arg in short.append if arg.startswith("--")}
+    kept, skipping = [], False
+    for arg in argv:
+        if arg.startswith("-"):
+            skipping = arg.split("=")[0] in replaced
+            if skipping or arg in short.drop:
+                continue
+        elif skipping:  # a value of a replaced option
+            continue
+        kept.append(PLACEHOLDERS.get(arg, arg))
+    argv = kept
+    if short.out is not None and not any(arg.split("=")[0] in ("--out", "--json") for arg in argv):
+        argv += ["--out", short.out]
+    if short.root:
+        argv += ["--root", "root"]
+    return argv + list(short.append)
+
+
+def script_outputs(argv: list[str]) -> list[str]:
+    return [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg in SCRIPT_OUTPUTS]
+
+
+def _distinct_script_runs() -> list[tuple[list[Command], str, list[str]]]:
+    """Each distinct run, with the docs lines it stands for: lines that differ only in where they write run
+    once (with the arguments of the one that names the most outputs)."""
+    runs: dict[tuple[str, ...], tuple[list[Command], list[str]]] = {}
+    for c, script, argv in SCRIPT_LINES:
+        if c.no_run is None and script in SCRIPT_RUNS:
+            args = script_runnable(script, argv)
+            key = (script, *(a for i, a in enumerate(args) if a != "--out" and args[i - 1:i] != ["--out"]))
+            places, chosen = runs.setdefault(key, ([], args))
+            places.append(c)
+            if len(script_outputs(args)) > len(script_outputs(chosen)):
+                runs[key] = (places, args)
+    return [(places, key[0], args) for key, (places, args) in runs.items()]
+
+
+SCRIPT_RUN_LIST = _distinct_script_runs()
+# (bench/results/ is left out of the names to look for: benchmarks running beside the tests write there; the
+# runs' outputs are checked to lie in their own directories instead)
+WRITTEN |= {Path(path).name for _, _, argv in SCRIPT_RUN_LIST for path in script_outputs(argv)} - {
+    path.name for path in (ROOT / "bench" / "results").glob("*")}
+
+
+def test_every_script_line_runs_or_says_why_not():
+    missing = [c.where() for c, script, _ in SCRIPT_LINES if c.no_run is None and script not in SCRIPT_RUNS]
+    assert not missing, "script lines that neither run (SCRIPT_RUNS) nor are marked no-run:\n" + "\n".join(
+        missing)
+    assert len(SCRIPT_RUN_LIST) >= 15
+
+
+def test_script_runs_are_short_and_write_only_into_their_directory():
+    assert script_runnable("bench/specux_gpu.py", ["--backend", "opencl", "--quick"]) == [
+        "--backend", "opencl", "--out", "specux_gpu.json", "--smoke"]
+    assert script_runnable("bench/vidmag_reference.py", ["--frames", "60", "--clips", "face", "baby",
+                                                         "--backend", "cpu"]) == [
+        "--backend", "cpu", "--out", "vidmag_reference.json", "--frames", "4", "--clips", "face"]
+    assert script_runnable("bench/specux_dask.py", ["--out", "bench/results/x.json"])[:2] == [
+        "--out", "bench/results/x.json"]
+    assert script_runnable("scripts/dev/phase_pictures.py", ["--clips", "/path/to/clips"])[:2] == [
+        "--clips", str(CLIPS)]
+    for places, _, argv in SCRIPT_RUN_LIST:
+        for path in script_outputs(argv) + [a for a in argv if a.endswith((".json", ".zarr", ".png"))]:
+            assert not Path(path).is_absolute() and ".." not in Path(path).parts, \
+                f"{places[0].where()}\n    writes {path}, outside its run's directory"
+
+
+def script_directory(tmp: Path, argv: list[str], dirs: tuple[str, ...]) -> Path:
+    """``tmp/work``, the cwd of a script's run, as the checkout's root is for the docs' lines: bench/results
+    exists, so do the directories `dirs` name, a copy of the pages and results under ``root`` for
+    ``--root``, two WAV files in ``AUDIO_DIR`` where the line names it."""
+    import shutil
+
+    work = tmp / "work"
+    (work / "bench" / "results").mkdir(parents=True)
+    for i, arg in enumerate(argv[:-1]):
+        if arg in dirs:
+            (work / argv[i + 1]).mkdir(parents=True, exist_ok=True)
+    if "--root" in argv:
+        root = work / "root"
+        shutil.copytree(ROOT / "bench" / "results", root / "bench" / "results")
+        for page in pages():
+            (root / page.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(page, root / page.relative_to(ROOT))
+    if "AUDIO_DIR" in argv:
+        import numpy as np
+        from scipy.io import wavfile
+
+        (work / "AUDIO_DIR").mkdir()
+        t = np.arange(2 * 22050) / 22050
+        for k, f in enumerate((440.0, 659.3)):
+            tone = 0.3 * np.sin(2 * np.pi * f * t) * 32767
+            wavfile.write(str(work / "AUDIO_DIR" / f"tone{k}.wav"), 22050, tone.astype(np.int16))
+    return work
+
+
+def _run_script(script: str, argv: list[str], tmp: Path) -> subprocess.CompletedProcess:
+    work = script_directory(tmp, argv, SCRIPT_RUNS[script].dirs)
+    return run_alone([sys.executable, str(ROOT / script), *argv], work)
+
+
+@pytest.fixture(scope="module")
+def script_runs(request, tmp_path_factory, checkout_untouched):
+    """``{(script, *argv): (tmp, future)}``, as :func:`runs` for the vidmag lines (those are done by now)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=RUNS_AT_ONCE)
+    started: dict[tuple[str, ...], tuple[Path, object]] = {}
+    for item in request.session.items:
+        if getattr(item, "function", None) is test_script_lines_run and hasattr(item, "callspec"):
+            script, argv = item.callspec.params["script"], item.callspec.params["argv"]
+            if (key := (script, *argv)) not in started:
+                tmp = tmp_path_factory.mktemp("docs-script")
+                started[key] = (tmp, pool.submit(_run_script, script, list(argv), tmp))
+    yield started
+    pool.shutdown(cancel_futures=True)
+
+
+@pytest.mark.parametrize(("places", "script", "argv"), SCRIPT_RUN_LIST,
+                         ids=[f"{p[0].page}:{p[0].line}" for p, _, _ in SCRIPT_RUN_LIST])
+def test_script_lines_run(places, script, argv, script_runs):
+    tmp_path, future = script_runs[(script, *argv)]
+    done = future.result()
+    shown = "\n".join(c.where() for c in places) + f"\n    ran as: python {script} {shlex.join(argv)}"
+    assert "Traceback" not in done.stderr, f"{shown}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, f"{shown}\n    exit {done.returncode}:\n{done.stderr[-3000:]}"
+    for path in script_outputs(argv):
+        target = tmp_path / "work" / path
         assert target.exists(), f"{shown}\n    wrote no {path}"
         empty = not any(target.iterdir()) if target.is_dir() else target.stat().st_size == 0
         assert not empty, f"{shown}\n    {path} is empty"
