@@ -42,6 +42,10 @@ they print). A line is split at ``&&``, ``||``, ``;`` and ``|``; redirections, `
   it names none and the script's default lies in the checkout, one the row gives) is written there and must
   be non-empty; placeholders of the docs (``AUDIO_DIR``, ``/path/to/clips``) stand for files made or found
   here. It must exit 0 without a traceback.
+- ``make``, ``pip install -e``, ``python -m pytest``, ``bash SCRIPT`` and ``curl`` lines, and what follows a
+  ``|``: checked as the section "the other programs" below says (``make -n``, the distribution and its
+  extras, ``--collect-only``, ``bash -n``; curl runs as written against a live viewer); a line of any other
+  program fails.
 
 A block whose commands are not meant to be typed as they stand (a synopsis with placeholders) is marked on
 the line before its fence, with the reason; a block that is checked but cannot be run on a test machine
@@ -987,3 +991,246 @@ def test_script_lines_run(places, script, argv, script_runs):
         assert target.exists(), f"{shown}\n    wrote no {path}"
         empty = not any(target.iterdir()) if target.is_dir() else target.stat().st_size == 0
         assert not empty, f"{shown}\n    {path} is empty"
+
+
+# -- the other programs: make, pip, pytest, bash, curl ----------------------------------------------------
+#
+# A docs line of a program other than vidmag and the scripts is checked by what that program would do,
+# without doing what cannot be undone or needs what no test machine has:
+#
+# - ``make TARGET``: the Makefile has the target and make can plan it (``make -n``: nothing is built).
+# - ``pip install -e ./DIST[extras]``: DIST is a distribution of this checkout and declares each extra (the
+#   names the docs install from the index are test_install_names.py's subject).
+# - ``python -m pytest ARGS``: pytest collects at least one test from ARGS (``--collect-only``).
+# - ``bash SCRIPT``: the script exists and bash parses it (``bash -n``); it must be marked no-run (every one
+#   of the docs needs hardware: an NVIDIA GPU).
+# - ``curl ...``: the line runs as written, pipes and all, against a live viewer this test starts (``vidmag
+#   live synthetic --serve``) on a free port in place of the docs' 8000; it must exit 0 and print something,
+#   and what it hands to ``python -m json.tool`` must be JSON.
+# - what stands after a ``|`` of a line whose first command is run or checked above is a program of the
+#   machine, which must be there (``head``, ``xxd``, ``grep``).
+# A command of any other program fails: the docs would show something no test reads.
+
+
+def line_texts() -> dict[tuple[str, int], str]:
+    """``{(page, line): the command line as written}`` (continuations joined, prompts dropped) of every
+    checked shell block."""
+    found = {}
+    for path in pages():
+        page = str(path.relative_to(ROOT))
+        for _, body, no_check, _ in shell_blocks(path.read_text(encoding="utf-8")):
+            if no_check is None:
+                found.update({(page, number): line for number, line in command_lines(body)})
+    return found
+
+
+def pytest_args(c: Command) -> list[str] | None:
+    """The arguments of a ``python -m pytest ...`` / ``pytest ...`` line, else None."""
+    argv = list(c.argv)
+    if PYTHON.match(argv[0]) and argv[1:3] == ["-m", "pytest"]:
+        return argv[3:]
+    return argv[1:] if Path(argv[0]).name == "pytest" else None
+
+
+def other_kind(c: Command, first: dict[tuple[str, int], Command]) -> str:
+    """How a command of another program is checked: make, pip, pytest, bash, curl, stage or unchecked."""
+    if pytest_args(c) is not None:
+        return "pytest"
+    program = Path(c.argv[0]).name
+    if program == "make":
+        return "make"
+    if program == "pip" or (PYTHON.match(c.argv[0]) and c.argv[1:3] == ("-m", "pip")):
+        return "pip"
+    if program == "bash" and len(c.argv) >= 2 and c.argv[1].endswith(".sh"):
+        return "bash"
+    if program == "curl":
+        return "curl"
+    head = first[(c.page, c.line)]
+    if head is not c and (vidmag_argv(head) is not None or script_argv(head) is not None
+                          or other_kind(head, first) != "unchecked"):
+        return "stage"
+    return "unchecked"
+
+
+LINE_TEXT = line_texts()
+_FIRST: dict[tuple[str, int], Command] = {}
+for _c in COMMANDS:
+    _FIRST.setdefault((_c.page, _c.line), _c)
+OTHER = [(c, other_kind(c, _FIRST)) for c in COMMANDS if vidmag_argv(c) is None and script_argv(c) is None]
+
+
+def _kinds(kind: str) -> list[Command]:
+    return [c for c, k in OTHER if k == kind]
+
+
+def _distinct(kind: str) -> list[tuple[list[Command], tuple[str, ...]]]:
+    found: dict[tuple[str, ...], list[Command]] = {}
+    for c in _kinds(kind):
+        found.setdefault(c.argv, []).append(c)
+    return [(places, argv) for argv, places in found.items()]
+
+
+def _ids(items) -> list[str]:
+    return [f"{places[0].page}:{places[0].line}" for places, *_ in items]
+
+
+def test_every_other_command_is_checked():
+    unchecked = [c.where() for c in _kinds("unchecked")]
+    assert not unchecked, "docs commands of a program no test checks:\n" + "\n".join(unchecked)
+    # the checks below are not vacuous
+    assert {k for _, k in OTHER} >= {"make", "pip", "pytest", "bash", "curl", "stage"}
+
+
+def test_other_commands_are_told_apart():
+    lines = ["make demo", "pip install -e ./vidmag", "python -m pip install -e ./specux", "bash x.sh",
+             ".venv/bin/python -m pytest a.py -k b", "curl -s http://h/x | head -c 3 | xxd", "ls -l",
+             "vidmag presets | grep face"]
+    found = [c for number, line in enumerate(lines) for c in commands("p.md", number, line)]
+    first: dict[tuple[str, int], Command] = {}
+    for c in found:
+        first.setdefault((c.page, c.line), c)
+    assert [other_kind(c, first) if vidmag_argv(c) is None else "vidmag" for c in found] == [
+        "make", "pip", "pip", "bash", "pytest", "curl", "stage", "stage", "unchecked", "vidmag", "stage"]
+    assert pytest_args(found[4]) == ["a.py", "-k", "b"]
+
+
+@pytest.mark.parametrize(("places", "argv"), _distinct("make"), ids=_ids(_distinct("make")))
+def test_make_lines_name_targets_of_the_makefile(places, argv):
+    done = subprocess.run(["make", "-n", "-C", str(ROOT), *argv[1:]], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, f"{places[0].where()}\n{done.stderr[-2000:]}"
+
+
+def pip_requirements(argv: tuple[str, ...]) -> list[str]:
+    """The requirements of a ``pip install`` line (``-e`` values and plain ones), its options left out."""
+    args = list(argv[argv.index("install") + 1 :])
+    found = []
+    while args:
+        arg = args.pop(0)
+        if arg in ("-e", "--editable"):
+            found.append(args.pop(0))
+        elif not arg.startswith("-"):
+            found.append(arg)
+    return found
+
+
+@pytest.mark.parametrize(("places", "argv"), _distinct("pip"), ids=_ids(_distinct("pip")))
+def test_pip_lines_install_distributions_of_the_checkout(places, argv):
+    import tomllib
+
+    assert "install" in argv, places[0].where()
+    problems = []
+    for requirement in pip_requirements(argv):
+        m = re.fullmatch(r"(?P<path>\.{1,2}/[^\[\]]+)(?:\[(?P<extras>[^\]]*)\])?", requirement)
+        if m is None:
+            continue  # a name from the index: test_install_names.py
+        pyproject = ROOT / m["path"] / "pyproject.toml"
+        if not pyproject.is_file():
+            problems.append(f"{requirement}: no pyproject.toml at {m['path']}")
+            continue
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+        extras = [e.strip() for e in (m["extras"] or "").split(",") if e.strip()]
+        if unknown := sorted(set(extras) - set(project.get("optional-dependencies", {}))):
+            problems.append(f"{requirement}: {project['name']} has no extra {', '.join(unknown)}")
+    assert not problems, f"{places[0].where()}\n" + "\n".join(problems)
+
+
+def test_pip_check_finds_a_missing_extra_and_a_missing_distribution():
+    assert pip_requirements(("pip", "install", "-q", "-e", "./vidmag[torch]", "numpy")) == ["./vidmag[torch]",
+                                                                                            "numpy"]
+    c = Command("p.md", 1, ("pip", "install", "-e", "./vidmag[no-such-extra]", "-e", "./nowhere"))
+    with pytest.raises(AssertionError, match=r"(?s)no extra no-such-extra.*no pyproject.toml at \./nowhere"):
+        test_pip_lines_install_distributions_of_the_checkout([c], c.argv)
+
+
+COLLECTED = re.compile(r"(\d+)(?:/\d+)? tests? collected")
+
+
+@pytest.mark.parametrize(("places", "argv"), _distinct("pytest"), ids=_ids(_distinct("pytest")))
+def test_pytest_lines_collect_tests(places, argv):
+    args = pytest_args(places[0])
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    counts = COLLECTED.findall(done.stdout)
+    assert done.returncode == 0 and counts and int(counts[-1]) > 0, \
+        f"{places[0].where()}\n    collected nothing (exit {done.returncode}):\n{done.stdout[-2000:]}"
+
+
+@pytest.mark.parametrize(("places", "argv"), _distinct("bash"), ids=_ids(_distinct("bash")))
+def test_bash_lines_name_scripts_that_parse(places, argv):
+    script = ROOT / argv[1]
+    assert script.is_file(), f"{places[0].where()}: no {argv[1]}"
+    done = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"{places[0].where()}\n{done.stderr}"
+    assert all(c.no_run for c in places), \
+        f"{places[0].where()}: a bash line this test does not run must be marked no-run with the reason"
+
+
+@pytest.mark.parametrize(("places", "argv"), _distinct("stage"), ids=_ids(_distinct("stage")))
+def test_pipeline_stages_are_programs_of_the_machine(places, argv):
+    import shutil
+
+    program = sys.executable if PYTHON.match(argv[0]) else argv[0]
+    assert shutil.which(program), f"{places[0].where()}: {argv[0]} is not installed here"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def live_viewer(tmp_path_factory):
+    """The port of a ``vidmag live synthetic --serve`` running for the curl lines (stopped after them)."""
+    import signal
+    import urllib.request
+
+    port = _free_port()
+    work = tmp_path_factory.mktemp("docs-viewer")
+    process = subprocess.Popen([sys.executable, "-m", "vidmag", "live", "synthetic", "--preset", "face",
+                                "--serve", f"127.0.0.1:{port}", "--seconds", str(TIMEOUT_S), "-q"],
+                               cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=5) as answer:
+                    if json.loads(answer.read()).get("frames"):
+                        break
+            except OSError:
+                pass
+            assert process.poll() is None, f"vidmag live --serve ended: {process.stderr.read()[-2000:]}"
+            assert time.monotonic() < deadline, "the viewer did not answer within 90 s"
+            time.sleep(0.3)
+        yield port
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+CURL_LINES = sorted({(c.page, c.line) for c in _kinds("curl")})
+
+
+@pytest.mark.parametrize("place", CURL_LINES, ids=[f"{p}:{n}" for p, n in CURL_LINES])
+def test_curl_lines_run_against_a_live_viewer(place, live_viewer, tmp_path):
+    line = LINE_TEXT[place]
+    assert "127.0.0.1:8000" in line, f"{place}: the docs' curl lines address the viewer at 127.0.0.1:8000"
+    shell = line.replace("127.0.0.1:8000", f"127.0.0.1:{live_viewer}")
+    shell = re.sub(r"(?<![\w/.-])python(?=\s)", shlex.quote(sys.executable), shell)
+    done = subprocess.run(["bash", "-c", shell], cwd=tmp_path, capture_output=True, timeout=60)
+    shown = f"{place[0]}:{place[1]}: {line}\n    ran as: {shell}"
+    assert done.returncode == 0 and done.stdout.strip(), \
+        f"{shown}\n    exit {done.returncode}: {done.stderr!r}"
+    if line.rstrip().endswith("json.tool"):
+        assert "frames" in json.loads(done.stdout), shown
+    if "/api/params" in line:
+        assert "queued" in json.loads(done.stdout), f"{shown}\n    answered {done.stdout!r}"
