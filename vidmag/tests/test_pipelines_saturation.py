@@ -116,3 +116,87 @@ def test_presets_on_the_papers_clips_do_not_warn(name, preset, frames):
     with warnings.catch_warnings():
         warnings.simplefilter("error", SaturationWarning)
         vidmag.magnify(clip, fs=fs, pipeline=pipeline, backend="cpu", **params)
+
+
+def _stream(backend, alpha, pipeline="laplacian_iir", params=IIR):
+    return vidmag.open_stream((48, 64, 3), fs=30.0, pipeline=pipeline, backend=backend,
+                              **{**params, "alpha": alpha})
+
+
+@pytest.mark.parametrize("backend", ["cpu", "opencl", "torch"])
+def test_open_stream_warns_when_it_is_closed(clip, require_backend, backend):
+    # issue 19: vidmag.open_stream's Stream clipped most of its bytes at alpha = 1e9 without a word, where
+    # vidmag.magnify and the live Magnifier warn; a stream has no end but its close, so it warns there
+    require_backend(backend)
+    stream = _stream(backend, 1e9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SaturationWarning)
+        stream.push(clip[0])  # one frame, a batch, a list: no verdict before the close
+        stream.push(clip[1:12])
+        stream.push(list(clip[12:]))
+    saturated = r"alpha = 1e\+09 saturates the output: \d+\.\d% of its bytes"
+    with pytest.warns(SaturationWarning, match=saturated) as caught:
+        stream.close()
+    assert len(caught) == 1 and caught[0].filename == __file__  # it points at the close() call
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SaturationWarning)
+        stream.close()  # closing twice warns once
+        with _stream(backend, IIR["alpha"]) as quiet:  # a moderate alpha: silent
+            quiet.push(clip)
+
+
+def test_the_stream_verdict_is_about_the_alpha_in_force(clip):
+    from vidmag.params import make_plan
+
+    def retuned(alpha):
+        return make_plan("laplacian_iir", fs=30.0, compat=None, params={**IIR, "alpha": alpha},
+                         frame_shape=(48, 64, 3))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SaturationWarning)
+        with _stream("cpu", 1e9) as stream:
+            stream.push(clip[:12])
+            assert stream.retune(retuned(IIR["alpha"]))  # the clipped frames were of another alpha
+            stream.push(clip[12:])
+    with pytest.warns(SaturationWarning, match=r"alpha = 1e\+09") as caught:
+        with _stream("cpu", IIR["alpha"]) as stream:
+            stream.push(clip[:12])
+            assert stream.retune(retuned(1e9))
+            stream.push(clip[12:])
+    assert len(caught) == 1 and caught[0].filename == __file__  # it points at the with statement
+
+
+def test_the_whole_clip_run_and_the_live_magnifier_warn_once(clip):
+    # run() counts for itself and feeds its stream without counting; Magnifier counts across the streams it
+    # opens: neither warns a second time from the stream's close
+    from vidmag.live import Magnifier
+
+    with pytest.warns(SaturationWarning) as caught:
+        vidmag.magnify(clip, fs=30.0, pipeline="laplacian_iir", backend="cpu", **{**IIR, "alpha": 1e9})
+    assert len(caught) == 1
+    with pytest.warns(SaturationWarning) as caught:
+        with Magnifier("laplacian_iir", fs=30.0, backend="cpu", **{**IIR, "alpha": 1e9}) as magnifier:
+            for frame in clip:
+                magnifier.push(frame)
+    assert len(caught) == 1
+
+
+def test_a_phase_stream_counts_too(clip, synthetic_params):
+    # riesz_iir streams are PhaseStreams: the same verdict at close (a huge alpha scrambles the phase
+    # rather than clipping, so only the count is checked here, and a moderate alpha is silent)
+    params = synthetic_params["riesz_iir"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SaturationWarning)
+        with _stream("cpu", params["alpha"], "riesz_iir", params) as stream:
+            stream.push(clip[:4])
+            assert stream.saturation.counts[1] == stream.saturation.counts[3] > 0
+
+
+def test_a_tensor_pushed_is_counted_by_its_backend(clip, require_backend):
+    require_backend("torch")
+    import torch
+
+    with pytest.warns(SaturationWarning, match="alpha"):
+        with _stream("torch", 1e9) as stream:
+            out = stream.push(torch.from_numpy(clip))
+    assert isinstance(out, torch.Tensor) and stream.closed

@@ -126,8 +126,10 @@ def _clipped(frame: np.ndarray) -> tuple[int, int]:
 
 
 def _warn_if_saturated(
-    alpha: float, in_clipped: int, in_bytes: int, out_clipped: int, out_bytes: int
+    alpha: float, in_clipped: int, in_bytes: int, out_clipped: int, out_bytes: int, *, stacklevel: int = 2
 ) -> None:
+    """The SaturationWarning, when the output's share of bytes at 0 or 255 exceeds the input's by more than
+    :data:`SATURATION_LIMIT`; ``stacklevel`` counts from the caller (2: the caller's caller)."""
     if not in_bytes or not out_bytes:
         return
     before, after = in_clipped / in_bytes, out_clipped / out_bytes
@@ -138,7 +140,7 @@ def _warn_if_saturated(
                 f"against {before:.1%} of the input's; the amplified variation is lost there (lower alpha, "
                 "or chrom_attenuation for colour)"
             ),
-            stacklevel=3,
+            stacklevel=stacklevel + 1,
         )
 
 
@@ -450,6 +452,13 @@ def open_stream(
     TypeError, ValueError, BackendUnavailableError
         As :func:`run`; a ``ValueError`` too for an ideal pipeline, which cannot stream (its band-pass needs
         the whole clip), naming it.
+
+    Warns
+    -----
+    SaturationWarning
+        At the stream's first close (``close()`` or the end of its ``with`` block), when the frames pushed
+        since the last change of ``alpha`` came back clipped at 0 or 255 much more than they went in (the
+        rule of :func:`magnify`).
 
     Examples
     --------

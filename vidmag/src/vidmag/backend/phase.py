@@ -16,6 +16,7 @@ import numpy as np
 
 from vidmag.backend.generic import Backend
 from vidmag.backend.registry import BackendUnavailableError
+from vidmag.backend.stream import SaturationCount
 from vidmag.params import PHASE_BACKENDS, Plan
 
 Source = Callable[[], Iterator[np.ndarray]]
@@ -25,7 +26,9 @@ class PhaseStream:
     """A live stream of riesz_butterworth / riesz_iir, with the interface of
     :class:`vidmag.backend.stream.Stream`: ``push`` one frame (H, W, 3), a batch (n, H, W, 3) or a list of
     frames, get as many magnified frames back; frame 0 comes out as its input bytes. Its frames equal the
-    whole-clip run's on the same backend.
+    whole-clip run's on the same backend. Like a Stream it counts the bytes at 0 or 255 pushed and returned
+    (``saturation``) and gives the :class:`vidmag.SaturationWarning` of :func:`vidmag.magnify` at the first
+    close.
     """
 
     def __init__(self, plan: Plan, pusher: Any, *, name: str):
@@ -33,6 +36,7 @@ class PhaseStream:
         self.batch = plan.batch or 1
         self.frames_pushed = 0
         self._pusher: Any = pusher
+        self.saturation: SaturationCount | None = SaturationCount(plan.params["alpha"])
 
     @property
     def closed(self) -> bool:
@@ -51,6 +55,8 @@ class PhaseStream:
         for i, frame in enumerate(group):
             out[i] = self._pusher.push(frame)
             self.frames_pushed += 1
+        if self.saturation is not None:
+            self.saturation.add(group, out)
         return out[0] if single else out
 
     def retune(self, plan: Plan) -> bool:
@@ -65,16 +71,25 @@ class PhaseStream:
             return False
         self._pusher.retune(plan)
         self.plan = plan
+        if self.saturation is not None:
+            self.saturation.retune(plan.params["alpha"])
         return True
 
     def close(self) -> None:
-        self._pusher = None
+        """End the stream; the SaturationWarning, if any, at the first close. Closing twice is fine."""
+        self._close(stacklevel=3)
+
+    def _close(self, stacklevel: int) -> None:
+        if self._pusher is not None:
+            self._pusher = None
+            if self.saturation is not None:
+                self.saturation.verdict(stacklevel=stacklevel + 1)
 
     def __enter__(self) -> PhaseStream:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self._close(stacklevel=3)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{self.frames_pushed} frames pushed"

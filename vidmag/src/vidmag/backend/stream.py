@@ -20,7 +20,7 @@ import numpy as np
 from vidmag.backend.stages import TemporalFilter, kept_levels
 from vidmag.params import Plan
 
-__all__ = ["FilterState", "Stream", "refuse_stream"]
+__all__ = ["FilterState", "SaturationCount", "Stream", "refuse_stream"]
 
 
 def refuse_stream(plan: Plan) -> ValueError:
@@ -52,6 +52,70 @@ def refuse_stream(plan: Plan) -> ValueError:
         "stream use laplacian_butterworth or laplacian_iir, for a clip vidmag.magnify or "
         "vidmag.pipelines.run"
     )
+
+
+class SaturationCount:
+    """What a live stream was pushed and gave back, counted for the :class:`vidmag.SaturationWarning`.
+
+    The bytes at 0 or 255 in the input and in the output (every 16th row, as :func:`vidmag.magnify` counts
+    them) since the last change of ``alpha``: a stream has no end but its close, where :meth:`verdict` gives
+    the warning of :func:`vidmag.magnify` for the alpha in force.
+
+    Parameters
+    ----------
+    alpha : float
+        The stream's alpha.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> count = SaturationCount(alpha=10.0)
+    >>> count.add(np.full((2, 32, 32, 3), 128, np.uint8), np.full((2, 32, 32, 3), 255, np.uint8))
+    >>> count.counts   # input clipped, input counted, output clipped, output counted
+    [0, 384, 384, 384]
+    >>> count.retune(alpha=5.0)   # another alpha: the verdict is about it alone
+    >>> count.counts
+    [0, 0, 0, 0]
+    """
+
+    def __init__(self, alpha: float) -> None:
+        self.alpha = float(alpha)
+        self.counts = [0, 0, 0, 0]
+
+    def add(self, frames_in: Any, frames_out: Any) -> None:
+        """Count one push: its frames (one (H, W, 3), a batch, a list, or the backend's (n, H, W, 3) array)
+        and the frames it returned."""
+        for i, frames in ((0, frames_in), (2, frames_out)):
+            clipped, looked_at = _count_clipped(frames)
+            self.counts[i] += clipped
+            self.counts[i + 1] += looked_at
+
+    def retune(self, alpha: float) -> None:
+        """The stream goes on with ``alpha``: a new alpha starts the count again."""
+        if float(alpha) != self.alpha:
+            self.alpha, self.counts = float(alpha), [0, 0, 0, 0]
+
+    def verdict(self, stacklevel: int = 2) -> None:
+        """Warn (:class:`vidmag.SaturationWarning`) when the output counted is clipped much more than the
+        input, by the rule of :func:`vidmag.magnify`; ``stacklevel`` as :func:`warnings.warn`'s, from here."""
+        from vidmag.pipelines import _warn_if_saturated  # imported where used: pipelines imports this module
+
+        _warn_if_saturated(self.alpha, *self.counts, stacklevel=stacklevel)
+
+
+def _count_clipped(frames: Any) -> tuple[int, int]:
+    from vidmag.backend import registry
+    from vidmag.pipelines import _ROW_STEP, _clipped
+
+    if isinstance(frames, np.ndarray) and frames.ndim == 3:
+        return _clipped(frames)
+    if isinstance(frames, (list, tuple, np.ndarray)):
+        totals = [_clipped(np.asarray(frame)) for frame in frames]
+        return sum(c for c, _ in totals), sum(n for _, n in totals)
+    owner = registry.owner(frames)  # a backend's own (n, H, W, 3) array: that backend counts it
+    if owner is None:
+        raise TypeError(f"frames: cannot count the bytes of a {type(frames).__name__}")
+    return registry.backend_module(owner).count_clipped(frames, _ROW_STEP)
 
 
 class FilterState:
@@ -182,6 +246,9 @@ class Stream:
         self._state: FilterState | None = state if state is not None else FilterState(stages, plan)
         self._synchronize = synchronize
         self._failed: BaseException | None = None
+        #: the count behind the SaturationWarning given at :meth:`close`; None: no verdict (a caller that
+        #: counts for itself, as :class:`vidmag.live.Magnifier` across the streams it opens)
+        self.saturation: SaturationCount | None = SaturationCount(plan.params["alpha"])
 
     @property
     def closed(self) -> bool:
@@ -210,6 +277,11 @@ class Stream:
             The backend cannot take this kind of array (the stream is left as it was).
         RuntimeError
             An earlier push failed part-way (an interrupt, a device error): the filter state is lost.
+
+        Notes
+        -----
+        The bytes at 0 or 255 of what is pushed and returned are counted (every 16th row) for the
+        :class:`vidmag.SaturationWarning` given at :meth:`close`; :meth:`feed` counts nothing.
         """
         if self._state is None:
             raise ValueError(f"push on a closed stream ({self.plan.pipeline} on backend {self.name!r})")
@@ -219,8 +291,11 @@ class Stream:
         pieces = self.feed(group)
         if host:
             out = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
-            return out[0] if single else out
-        return self._stages.concat(pieces)  # a copy even of one piece: never a view of the caller's array
+        else:
+            out = self._stages.concat(pieces)  # a copy even of one piece: never a view of the caller's array
+        if self.saturation is not None:
+            self.saturation.add(group, out)
+        return out[0] if host and single else out
 
     def feed(self, group: Sequence[np.ndarray] | Any) -> list[Any]:
         """:meth:`push` without the checks and without joining: the output batches, in order.
@@ -289,6 +364,8 @@ class Stream:
         filt = TemporalFilter.of(plan)  # raises before anything changes
         state.kept, state.plan, state.filter = kept, plan, filt
         self.plan = plan
+        if self.saturation is not None:
+            self.saturation.retune(plan.params["alpha"])  # the verdict at close is about the alpha in force
         return True
 
     def _host(self, piece: Any) -> np.ndarray:
@@ -320,17 +397,30 @@ class Stream:
         return frames, False, False  # the backend's own array: upload_frames checks its type and dtype
 
     def close(self) -> None:
-        """End the stream: wait for the device, drop the filter state. Closing twice is fine."""
+        """End the stream: wait for the device, drop the filter state. Closing twice is fine.
+
+        Warns
+        -----
+        vidmag.SaturationWarning
+            The frames pushed since the last change of ``alpha`` came back clipped at 0 or 255 much more
+            than they went in (the rule of :func:`vidmag.magnify`); given once, at the first close.
+        """
+        self._close(stacklevel=3)
+
+    def _close(self, stacklevel: int) -> None:
+        # stacklevel as warnings.warn's, from here: 3 is the caller of close() or the with statement
         if self._state is not None:
             if self._synchronize is not None:
                 self._synchronize()
             self._state = None
+            if self.saturation is not None:
+                self.saturation.verdict(stacklevel=stacklevel + 1)
 
     def __enter__(self) -> Stream:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self._close(stacklevel=3)  # the warning points at the with statement
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"{self.frames_pushed} frames pushed"

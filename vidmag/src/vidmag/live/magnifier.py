@@ -217,6 +217,7 @@ class Magnifier:
 
         stream = open_stream(shape, fs=self.fs, pipeline=self.pipeline, backend=self.backend,
                              compat=self.compat, **self.params)
+        stream.saturation = None  # counted here instead, across the streams a feed opens (self._clipped)
         self.shape = (int(shape[0]), int(shape[1]), 3)
         return stream
 
