@@ -233,6 +233,16 @@ def test_clip_report_region_given_and_a_region_that_never_varies():
         clip_report(frames, backend="cpu", **IIR)
 
 
+@pytest.mark.parametrize("bad", [None, 3, {"clip": 1}, object()], ids=["None", "int", "dict", "object"])
+def test_a_clip_of_the_wrong_type_is_a_type_error_naming_clip(bad):
+    # issue 19: clip_report(None) was a ValueError ending in "got object ()"
+    takes = r"must be a video path \(str, bytes or os\.PathLike\) or uint8 frames \(T, H, W, 3\)"
+    with pytest.raises(TypeError, match=rf"^clip {takes}, got {type(bad).__name__} "):
+        clip_report(bad, fs=30, backend="cpu", **IIR)
+    with pytest.raises(ValueError, match=rf"^clip {takes}, got float64 "):
+        clip_report(_clip().astype(float), fs=30, backend="cpu", **IIR)
+
+
 # --- the command
 
 def _write_clip(path, frames, fs=30):

@@ -122,6 +122,28 @@ def test_bad_arguments_name_the_parameter():
         suggest(frames[:10], 30.0)
 
 
+TAKES = r"must be a video path \(str, bytes or os\.PathLike\) or uint8 frames \(T, H, W, 3\)"
+
+
+@pytest.mark.parametrize("bad", [None, 3, {"frames": 1}, object(), ["a.mp4", "b.mp4"]],
+                         ids=["None", "int", "dict", "object", "list-of-str"])
+def test_frames_of_the_wrong_type_are_a_type_error_naming_frames(bad):
+    # issue 19: suggest(None) was a ValueError ending in "got object ()"
+    with pytest.raises(TypeError, match=rf"^frames {TAKES}, got {type(bad).__name__} "):
+        suggest(bad, 30.0)
+
+
+def test_frames_of_the_wrong_dtype_or_shape_are_a_value_error_naming_frames():
+    frames = _pulse(1.2, seconds=2.0)
+    with pytest.raises(ValueError, match=rf"^frames {TAKES}, got float64 \({len(frames)}, "):
+        suggest(frames.astype(float), 30.0)
+    with pytest.raises(ValueError, match=rf"^frames {TAKES}, got uint8 \({len(frames)}, \d+, \d+\)$"):
+        suggest(frames[..., 0], 30.0)
+    with pytest.raises(ValueError, match=rf"^frames {TAKES}: "):  # frames of unequal sizes
+        suggest([frames[0], frames[1, :8]], 30.0)
+    assert suggest(list(frames), 30.0).fs == 30.0  # a list of frames is frames
+
+
 def _mp4(path, frames, fs=30):
     # H.264 through the library's own writer (yuv420p, as a camera's file would be)
     with io.VideoWriter(path, width=frames.shape[2], height=frames.shape[1], fps=Fraction(fs)) as writer:

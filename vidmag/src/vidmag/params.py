@@ -129,6 +129,56 @@ def check_bool(name: str, value: Any) -> bool:
 
 
 
+def check_frames(name: str, value: Any) -> np.ndarray:
+    """`value` as uint8 RGB frames (T, H, W, 3): an array, or what :func:`numpy.asarray` makes one of.
+
+    For the functions that take "a video path or uint8 frames" once the path has been ruled out.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, for the error message (``"frames"``, ``"clip"``).
+    value : object
+        The frames as given: a numpy array, a list of frames, a tensor in host memory.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8, shape (T, H, W, 3) (``value`` itself when it is one).
+
+    Raises
+    ------
+    TypeError
+        `value` is neither a path nor numbers in an array (None, a number, a dict, strings); the message
+        names `name` and what it takes.
+    ValueError
+        An array of another dtype or shape, or frames of unequal sizes; the message names `name`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_frames("frames", np.zeros((2, 8, 8, 3), np.uint8)).shape
+    (2, 8, 8, 3)
+    >>> try:
+    ...     check_frames("frames", None)
+    ... except TypeError as error:
+    ...     print(error)
+    frames must be a video path (str, bytes or os.PathLike) or uint8 frames (T, H, W, 3), got NoneType None
+    """
+    import reprlib
+
+    takes = "a video path (str, bytes or os.PathLike) or uint8 frames (T, H, W, 3)"
+    try:
+        frames = np.asarray(value)
+    except (TypeError, ValueError) as error:  # frames of unequal sizes, a tensor on a device
+        raise ValueError(f"{name} must be {takes}: {error}") from None
+    if frames.ndim == 0 or frames.dtype.kind not in "biufc":
+        raise TypeError(f"{name} must be {takes}, got {type(value).__name__} {reprlib.repr(value)}")
+    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
+        raise ValueError(f"{name} must be {takes}, got {frames.dtype} {frames.shape}")
+    return frames
+
+
 def check_parameters(pipeline: str, fs: Any, compat: Any, params: dict[str, Any]) -> dict[str, Any]:
     """Check the pipeline name, ``fs``, ``compat`` and the pipeline's parameters; return them normalised.
 

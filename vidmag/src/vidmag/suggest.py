@@ -23,7 +23,7 @@ from scipy import ndimage, signal
 
 from vidmag.evaluate.clip import check_roi
 from vidmag.evaluate.metrics import LUMA
-from vidmag.params import check_integer, check_number
+from vidmag.params import check_frames, check_integer, check_number
 
 __all__ = [
     "BAND_SHARE",
@@ -302,11 +302,7 @@ def _load(clip: Any, max_frames: int | None
             return itertools.islice(read(), max_frames)
 
         return frames, os.fspath(clip), float(info.fps), info.codec, inter
-    frames = np.asarray(clip)
-    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
-        raise ValueError(f"frames must be a video path or uint8 frames (T, H, W, 3), got {frames.dtype} "
-                         f"{frames.shape}")
-    frames = frames[:max_frames]
+    frames = check_frames("frames", clip)[:max_frames]
     return (lambda: iter(frames)), "array", None, None, False
 
 

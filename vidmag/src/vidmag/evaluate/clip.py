@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from vidmag.evaluate.metrics import LUMA
-from vidmag.params import check_integer, check_number
+from vidmag.params import check_frames, check_integer, check_number
 
 #: Share of the pixels taken as static when no region is given: those of least input temporal variance.
 STATIC_FRACTION = 0.1
@@ -142,11 +142,7 @@ def _source(clip: Any, max_frames: int | None
         info = io.probe(clip)
         read = io.frame_source(clip)
         return (lambda: itertools.islice(read(), max_frames)), os.fspath(clip), float(info.fps)
-    frames = np.asarray(clip)
-    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
-        raise ValueError(f"clip must be a video path or uint8 frames (T, H, W, 3), got {frames.dtype} "
-                         f"{frames.shape}")
-    frames = frames[:max_frames]
+    frames = check_frames("clip", clip)[:max_frames]
     return (lambda: iter(frames)), "array", None
 
 
