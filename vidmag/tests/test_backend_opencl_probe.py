@@ -3,6 +3,8 @@ does when no device can, and when the user pinned one with KERNELKIT_OPENCL_DEVI
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kernelkit import opencl as kernelkit_opencl
@@ -28,6 +30,7 @@ def fresh_registry(monkeypatch):
     rows = tuple(spec for spec in registry.BACKENDS if spec.name in ("opencl", "torch", "cpu"))
     monkeypatch.setattr(registry, "BACKENDS", rows)
     monkeypatch.delenv(kernelkit_opencl.DEVICE_ENV, raising=False)
+    monkeypatch.delenv("VIDMAG_OPENCL_DEVICE", raising=False)
     return registry
 
 
@@ -89,10 +92,59 @@ def test_a_pinned_device_that_runs_is_used(monkeypatch, require_backend, fresh_r
     assert backend.select("auto")[0] == "opencl"
 
 
-def test_the_old_variable_means_nothing_now(monkeypatch, require_backend, fresh_registry):
+OLD = "VIDMAG_OPENCL_DEVICE"  # earlier builds' name of KERNELKIT_OPENCL_DEVICE
+
+
+@pytest.mark.parametrize("value", ["abc", "0:0"])
+def test_the_old_variable_alone_is_an_error_naming_the_new_one(monkeypatch, fresh_registry, value):
+    # issue 19 item 7: VIDMAG_OPENCL_DEVICE, renamed KERNELKIT_OPENCL_DEVICE, was silently ignored: whoever
+    # still sets it wants OpenCL on that device, and got whatever "auto" found first
+    import numpy as np
+
+    import vidmag
+
+    monkeypatch.setenv(OLD, value)
+    said = rf"{OLD}={value!r} is set, but {OLD} is no longer read: .*set KERNELKIT_OPENCL_DEVICE={value!r}"
+    assert re.search(said, registry.unavailable_reason("opencl"))
+    assert opencl.pinned_by() == f"{OLD}={value!r}"
+    frames = np.full((12, 48, 64, 3), 128, np.uint8)
+    params = dict(alpha=10.0, lambda_c=8.0, r1=0.4, r2=0.05, chrom_attenuation=0.5)
+    for name in ("auto", "opencl"):  # "auto" stops at opencl: it does not pass over to torch or cpu
+        with pytest.raises(BackendUnavailableError, match=said):
+            backend.select(name)
+        with pytest.raises(BackendUnavailableError, match=said):
+            vidmag.magnify(frames, fs=30.0, pipeline="laplacian_iir", backend=name, **params)
+    with pytest.raises(BackendUnavailableError, match=rf"while {OLD} is set"):
+        backend.select("auto")
+    from vidmag.pipelines import select_backend
+
+    with pytest.raises(BackendUnavailableError, match=said):  # the phase pipelines' own walk too
+        select_backend("auto", "riesz_iir")
+
+
+def test_the_old_variable_beside_a_different_new_one_is_an_error_naming_both(monkeypatch, fresh_registry):
+    monkeypatch.setenv(OLD, "1:0")
+    monkeypatch.setenv(kernelkit_opencl.DEVICE_ENV, "0:0")
+    with pytest.raises(BackendUnavailableError,
+                       match=rf"{OLD}='1:0' and KERNELKIT_OPENCL_DEVICE='0:0' disagree: .*unset {OLD}"):
+        backend.select("auto")
+
+
+def test_the_old_variable_set_to_the_new_ones_value_is_accepted(monkeypatch, require_backend, fresh_registry):
     require_backend("opencl")
-    monkeypatch.setenv("VIDMAG_OPENCL_DEVICE", "abc")
+    report, _ = kernelkit_opencl.choose()
+    device = f"{report.platform_index}:{report.device_index}"
+    monkeypatch.setenv(OLD, device)
+    monkeypatch.setenv(kernelkit_opencl.DEVICE_ENV, f" {device}")
     assert registry.unavailable_reason("opencl") is None
+    assert opencl.pinned_by() == f"KERNELKIT_OPENCL_DEVICE=' {device}'"
+    assert backend.select("auto")[0] == "opencl"
+
+
+def test_a_blank_old_variable_is_no_setting(monkeypatch, require_backend, fresh_registry):
+    require_backend("opencl")
+    monkeypatch.setenv(OLD, "  ")
+    assert registry.unavailable_reason("opencl") is None and opencl.pinned_by() is None
 
 
 def test_a_pinned_device_that_fails_stops_auto_for_the_phase_pipelines_too(monkeypatch, fresh_registry):
