@@ -151,18 +151,29 @@ def test_auto_times_the_engines_on_large_calls_and_keeps_small_calls_on_scipy(mo
     ("scipy_time", "torch_time", "chosen"),
     [(1.0, 0.5, "torch"), (1.0, 0.99, "scipy"), (0.5, 1.0, "scipy"), (1.0, 1.0, "scipy")],
 )
-def test_the_calibration_keeps_the_fastest_median_and_prefers_scipy_within_the_margin(
+def test_the_calibration_keeps_the_fastest_and_prefers_scipy_within_the_margin(
     scipy_time, torch_time, chosen
 ):
     cal = _cpu_fft._Calibration(["scipy", "torch"])
     for i in range(_cpu_fft.SAMPLES):
         assert cal.chosen is None
         assert cal.next_engine() == "scipy" and cal.next_engine() == "torch"  # in turn
-        # one slow first call (planning) does not move a median
+        # one slow first call (planning) does not count
         cal.record("scipy", scipy_time * (50 if i == 0 else 1))
         cal.record("torch", torch_time * (50 if i == 0 else 1))
     assert cal.chosen == chosen
     assert cal.next_engine() == chosen
+
+
+def test_the_calibration_goes_by_each_engine_s_least_time_not_its_median():
+    # a block's time is its engine's plus what other threads took from it: MKL's blocks at 0.9 us a frame
+    # when undisturbed and 2.0 when not have a median (1.45) above scipy's steady 1.15, yet it is the faster
+    # engine (the Zen 1 case: medians even, whole calls 11.5 against 15.0 ms)
+    cal = _cpu_fft._Calibration(["scipy", "torch"])
+    for i in range(_cpu_fft.SAMPLES):
+        cal.record("scipy", 1.15)
+        cal.record("torch", 0.9 if i % 2 else 2.0)
+    assert cal.chosen == "torch"
 
 
 def test_an_engine_that_computes_something_else_is_not_chosen_and_raises_when_forced(monkeypatch):
