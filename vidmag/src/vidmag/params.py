@@ -112,6 +112,18 @@ def check_integer(name: str, value: Any) -> int:
     return int(number)
 
 
+def check_fs(value: Any) -> float:
+    """`value` as a capture rate in Hz: a number (see :func:`check_number`) above 0.
+
+    ``30``, ``np.int64(30)`` and ``29.97`` are accepted; ``0`` or ``-1`` is a ``ValueError``, ``"30"`` a
+    ``TypeError``, each naming fs.
+    """
+    fs = check_number("fs", value)
+    if fs <= 0:
+        raise ValueError(f"fs must be > 0 Hz, got {fs}")
+    return fs
+
+
 def check_bool(name: str, value: Any) -> bool:
     """`value` as a bool, if it is ``True``/``False`` or a numpy bool.
 
@@ -202,9 +214,7 @@ def check_parameters(pipeline: str, fs: Any, compat: Any, params: dict[str, Any]
     missing = [p for p in expected if p not in params]
     if missing:
         raise TypeError(f"{pipeline} is missing required parameter(s) {', '.join(missing)}")
-    fs = check_number("fs", fs)
-    if fs <= 0:
-        raise ValueError(f"fs must be > 0 Hz, got {fs}")
+    fs = check_fs(fs)
     out: dict[str, Any] = {}
     alpha = check_number("alpha", params["alpha"])
     if alpha < 0:

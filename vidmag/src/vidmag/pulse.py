@@ -50,7 +50,7 @@ import numpy as np
 from scipy import signal as sps
 
 from vidmag.face import FaceNotFoundError, FaceTracker
-from vidmag.params import check_number
+from vidmag.params import check_fs, check_number
 
 __all__ = [
     "METHODS",
@@ -175,13 +175,6 @@ class PulseReading:
 # --- checks -----------------------------------------------------------------------------------------------
 
 
-def _check_fs(fs: Any) -> float:
-    fs = check_number("fs", fs)
-    if fs <= 0:
-        raise ValueError(f"fs must be > 0 Hz, got {fs}")
-    return fs
-
-
 def _check_method(method: Any) -> str:
     if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(repr(m) for m in METHODS)}; got {method!r}")
@@ -289,7 +282,7 @@ def min_frames(fs: float, band: tuple[float, float] = (0.7, 4.0)) -> int:
     >>> pulse.min_frames(30.0, band=(1.0, 4.0))
     60
     """
-    fs = _check_fs(fs)
+    fs = check_fs(fs)
     band = _check_band(band, fs)
     return max(math.ceil(METHOD_WINDOW_S * fs) + 1, math.ceil(2.0 * fs / band[0]))
 
@@ -357,7 +350,7 @@ def _trace(
     if tracker is not None:
         if fs is None:
             raise ValueError("roi='face' needs fs, the frame rate: the face is re-detected every few seconds")
-        fs = _check_fs(fs)
+        fs = check_fs(fs)
         tracker.reset()
     if isinstance(frames, np.ndarray):
         if frames.ndim != 4 or frames.shape[3] != 3:
@@ -490,7 +483,7 @@ def pulse_signal(
     >>> signal.shape, signal.dtype
     ((300,), dtype('float64'))
     """
-    fs = _check_fs(fs)
+    fs = check_fs(fs)
     method = _check_method(method)
     band = _check_band(band, fs)
     trace = _check_trace(trace, fs, band)
@@ -557,7 +550,7 @@ def heart_rate(
     >>> round(bpm, 1), quality_db > 10
     (72.0, True)
     """
-    fs = _check_fs(fs)
+    fs = check_fs(fs)
     band = _check_band(band, fs)
     pulse = np.asarray(pulse, dtype=np.float64)
     if pulse.ndim != 1 or pulse.shape[0] < 4:
@@ -634,7 +627,7 @@ def from_trace(
     >>> round(result.bpm), result.times
     (72, array([2.48333333, 4.98333333, 7.48333333]))
     """
-    fs = _check_fs(fs)
+    fs = check_fs(fs)
     method = _check_method(method)
     band = _check_band(band, fs)
     trace = _check_trace(trace, fs, band)
@@ -742,7 +735,7 @@ def estimate(
     >>> round(result.bpm), result.quality_db > 10, result.times
     (72, True, array([2.98333333]))
     """
-    fs = _check_fs(fs)
+    fs = check_fs(fs)
     method = _check_method(method)
     band = _check_band(band, fs)
     trace, rect, track = _trace(frames, roi, fs)
@@ -814,7 +807,7 @@ class PulseMeter:
         *,
         band: tuple[float, float] = (0.7, 4.0),
     ) -> None:
-        self.fs = _check_fs(fs)
+        self.fs = check_fs(fs)
         self.method = _check_method(method)
         self.band = _check_band(band, self.fs)
         window_s = check_number("window_s", window_s)

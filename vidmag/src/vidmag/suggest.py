@@ -23,7 +23,7 @@ from scipy import ndimage, signal
 
 from vidmag.evaluate.clip import check_roi
 from vidmag.evaluate.metrics import LUMA
-from vidmag.params import check_frames, check_integer, check_number
+from vidmag.params import check_frames, check_fs, check_integer, check_number
 
 __all__ = [
     "BAND_SHARE",
@@ -190,13 +190,6 @@ class Suggestion:
         plt.close(fig)
 
 
-def _check_fs(fs: Any) -> float:
-    fs = check_number("fs", fs)
-    if fs <= 0:
-        raise ValueError(f"fs must be > 0 Hz, got {fs}")
-    return fs
-
-
 def aliased(frequency: float, fs: float) -> float:
     """The frequency a sinusoid at `frequency` Hz shows when sampled at `fs` Hz: ``|f - k fs|`` with k the
     nearest whole number to ``f / fs`` (so in [0, fs / 2]).
@@ -219,7 +212,7 @@ def aliased(frequency: float, fs: float) -> float:
     >>> aliased(100.0, 30.0), aliased(120.0, 25.0)
     (10.0, 5.0)
     """
-    frequency, fs = check_number("frequency", frequency), _check_fs(fs)
+    frequency, fs = check_number("frequency", frequency), check_fs(fs)
     k = round(frequency / fs)
     return abs(frequency - k * fs)
 
@@ -247,7 +240,7 @@ def flicker_warnings(fs: float, fl: float | None, fh: float | None) -> list[str]
     >>> flicker_warnings(30.0, 5.0, 15.0)
     ['lights on 50 Hz mains flicker at 100 Hz, which a 30 fps capture aliases to |100 - 3 x 30| = 10 Hz, ...']
     """
-    fs = _check_fs(fs)
+    fs = check_fs(fs)
     fl = None if fl is None else check_number("fl", fl)
     fh = None if fh is None else check_number("fh", fh)
     out = []
@@ -436,7 +429,7 @@ def suggest(
         if rate is None:
             raise TypeError("fs: give the sampling rate in Hz for frames held in an array")
         fs = rate
-    fs = _check_fs(fs)
+    fs = check_fs(fs)
     first = next(iter(source()), None)
     if first is None:
         raise ValueError("frames: the clip has no frames")
