@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from vidmag.backend.stream import Stream
+from vidmag.backend.stream import SaturationCount, Stream
 from vidmag.live.presets import live_preset_params
 from vidmag.params import STREAMING_PIPELINES, check_parameters, make_plan
 
@@ -158,9 +158,9 @@ class Magnifier:
         self._starts: deque[float] = deque(maxlen=STATS_WINDOW)
         self._latencies: deque[float] = deque(maxlen=STATS_WINDOW)
         self._last_end = 0.0
-        # bytes at 0 or 255 in (input, output) since the last alpha change, and bytes counted: the
-        # SaturationWarning of vidmag.magnify, given when the feed is closed
-        self._clipped = [0, 0, 0, 0]
+        # what the feed was pushed and gave back since the last alpha change, across the streams it opens:
+        # the SaturationWarning of vidmag.magnify, given when the feed is closed
+        self._saturation = SaturationCount(self.params["alpha"])
 
     # -- frames ------------------------------------------------------------------------------------------
 
@@ -200,12 +200,7 @@ class Magnifier:
             self._stream = self._open(frame.shape)
         out = self._stream.push(frame)
         end = time.perf_counter()
-        from vidmag.pipelines import _clipped  # imported where used, as select_backend is
-
-        for i, counted in ((0, frame), (2, out)):
-            clipped, looked_at = _clipped(counted)
-            self._clipped[i] += clipped
-            self._clipped[i + 1] += looked_at
+        self._saturation.add(frame, out)
         self._starts.append(start)
         self._latencies.append(end - start)
         self._last_end = end
@@ -217,7 +212,7 @@ class Magnifier:
 
         stream = open_stream(shape, fs=self.fs, pipeline=self.pipeline, backend=self.backend,
                              compat=self.compat, **self.params)
-        stream.saturation = None  # counted here instead, across the streams a feed opens (self._clipped)
+        stream.saturation = None  # counted here instead, across the streams a feed opens (self._saturation)
         self.shape = (int(shape[0]), int(shape[1]), 3)
         return stream
 
@@ -273,8 +268,7 @@ class Magnifier:
             if not self._stream.retune(plan):
                 self._stream.close()
                 self._stream = None  # the next push opens a fresh stream of the same size
-        if checked["alpha"] != self.params["alpha"]:
-            self._clipped = [0, 0, 0, 0]  # the verdict at close is about the alpha in force
+        self._saturation.retune(checked["alpha"])  # the verdict at close is about the alpha in force
         self.params = checked
         return dict(checked)
 
@@ -310,9 +304,7 @@ class Magnifier:
             self._stream.close()
             self._stream = None
         if not self._closed:
-            from vidmag.pipelines import _warn_if_saturated
-
-            _warn_if_saturated(self.params["alpha"], *self._clipped)
+            self._saturation.verdict(stacklevel=3)  # the warning points at the caller of close()
         self._closed = True
 
     def __enter__(self) -> Magnifier:
