@@ -36,15 +36,16 @@ def tones(n: int = 4000) -> torch.Tensor:
     return torch.sin(2 * math.pi * 440 * t) + 0.1 * torch.randn(2, n, generator=g)
 
 
-#: the specux ops each loss runs
+#: the specux ops each loss runs on CUDA tensors (the device ops of specux.torch._device_op for the signal
+#: transforms, the FFT family's own ops)
 OPS = {
-    "stft_magnitude": ("stft",),
-    "stft_power": ("stft",),
-    "istft": ("stft", "istft"),
-    "melspectrogram": ("melspectrogram",),
-    "mfcc": ("mfcc",),
-    "lfcc": ("lfcc",),
-    "cqt": ("cqt",),
+    "stft_magnitude": ("stft_device",),
+    "stft_power": ("stft_device",),
+    "istft": ("stft_device", "istft_device"),
+    "melspectrogram": ("melspectrogram_device",),
+    "mfcc": ("mfcc_device",),
+    "lfcc": ("lfcc_device",),
+    "cqt": ("cqt_device",),
     "chroma_stft": ("chroma_stft",),
     "fftconvolve": ("fftconvolve",),
     "rfft": ("r2c",),

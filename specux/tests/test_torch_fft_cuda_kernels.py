@@ -77,7 +77,14 @@ def test_which_tensors_take_the_ops() -> None:
     assert routed("fft.rfft", _tensor("cuda", "torch.float32"), "auto")
     assert routed("fft.fft", _tensor("cuda", "torch.complex128"), "cuda")
     assert not routed("fft.rfft", _tensor("cuda", "torch.float16"), "auto")  # half: the backend's own path
-    assert not routed("stft", _tensor("cuda", "torch.float32"), "auto")  # no CUDA stft op in this build
+    # the device-routed transforms on CUDA tensors: through the device ops when they require grad, else the
+    # frontend's own path (the same kernels, in place)
+    assert not routed("stft", _tensor("cuda", "torch.float32"), "auto")
+    assert routed("stft", _tensor("cuda", "torch.float32", requires_grad=True), "auto")
+    assert routed("mfcc", _tensor("cuda", "torch.float64", requires_grad=True), "cuda")
+    assert not routed("stft", _tensor("cuda", "torch.float32", requires_grad=True), "opencl")
+    assert not routed("stft", _tensor("cuda", "torch.float16", requires_grad=True), "auto")
+    assert not routed("chroma_stft", _tensor("cuda", "torch.float32", requires_grad=True), "auto")
     assert not routed("fft.rfft", _tensor("mps", "torch.float32"), "auto")
 
 

@@ -9,7 +9,10 @@ argument (defaults included, so they live once, in the public signature), to
 (``"opencl"``, ``"cuda"``, ``"metal"``) runs through that backend's device ops
 (:mod:`specux.torch._device_op`: the generated kernels forward, their adjoint kernels backward) when it
 requires grad or under ``torch.compile``, for the operations in :data:`DEVICE_ROUTED_OPS`; without grad it
-keeps the frontend's own path, which runs the same kernels. Other cases (a tensor on another device, half
+keeps the frontend's own path, which runs the same kernels. A float32 / float64 CUDA tensor with ``"auto"``
+or ``"cuda"`` does the same for those operations: with grad (or under ``torch.compile``) through the device
+ops on the cuda backend, in place on the tensor's memory, else through the frontend (the same kernels, also
+in place). Other cases (a tensor on another device, half
 precision on CUDA, an operation without device adjoints) keep the frontend's own path, whose backend rules
 apply; a tensor there that requires grad is refused (that path cannot differentiate), never silently
 detached.
@@ -34,7 +37,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: backends under which a torch CPU tensor runs through the torch ops
 ROUTED_BACKENDS = ("auto", "cpu")
-#: on CUDA tensors only the FFT family has torch ops (the cuda backend's kernels), in float32 / float64
+#: CUDA tensors (float32 / float64) run through torch ops under these backends: the FFT family always, the
+#: device-routed operations when they require grad or under torch.compile (the device ops, cuda backend)
 CUDA_ROUTED_BACKENDS = ("auto", "cuda")
 _HALF = ("torch.float16", "torch.bfloat16", "torch.complex32")
 #: named backends under which a torch CPU tensor may run through the device ops (specux.torch._device_op)
@@ -58,12 +62,18 @@ def routed(op: str, x: Any, backend: Any) -> bool:
         if backend in ROUTED_BACKENDS:
             return True
         return backend in DEVICE_ROUTED_BACKENDS and op in DEVICE_ROUTED_OPS and _differentiated(x)
-    return (
-        x.device.type == "cuda"
-        and op.startswith("fft.")
-        and backend in CUDA_ROUTED_BACKENDS
-        and str(x.dtype) not in _HALF
-    )
+    if x.device.type != "cuda" or backend not in CUDA_ROUTED_BACKENDS or str(x.dtype) in _HALF:
+        return False
+    # the FFT family's ops have CUDA kernels; the device ops run CUDA tensors in place (on the cuda backend)
+    return op.startswith("fft.") or (op in DEVICE_ROUTED_OPS and _differentiated(x))
+
+
+def _route_backend(op: str, x: Any, backend: str) -> str:
+    """The backend a routed call names: a CUDA tensor's ``"auto"`` is ``"cuda"`` for the device ops (the FFT
+    family's ops pick their CUDA kernels themselves)."""
+    if backend == "auto" and x.device.type == "cuda" and not op.startswith("fft."):
+        return "cuda"
+    return backend
 
 
 def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F], F]:
@@ -96,6 +106,8 @@ def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F],
                 bound = dict(defaults)
                 bound.update(zip(names, args))
                 bound.update(kwargs)
+                if "backend" in bound:
+                    bound["backend"] = _route_backend(op, x, backend)
                 from specux.torch._route import call
 
                 return call(op, **bound)
@@ -104,8 +116,9 @@ def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F],
                 raise UnsupportedOperationError(
                     f"specux.{op}: gradients flow through the specux torch ops, which take torch CPU tensors "
                     "with backend 'auto' or 'cpu', torch CPU tensors with backend 'opencl', 'cuda' or "
-                    f"'metal' for {', '.join(DEVICE_ROUTED_OPS)} (the device's adjoint kernels), and, for "
-                    "specux.fft, float32 / float64 CUDA tensors with backend 'auto' or 'cuda'; got "
+                    f"'metal' for {', '.join(DEVICE_ROUTED_OPS)} (the device's adjoint kernels), and "
+                    "float32 / float64 CUDA tensors with backend 'auto' or 'cuda' for those and specux.fft; "
+                    "got "
                     f"backend={backend!r} and a {x.dtype} tensor on {x.device}. Pass x.detach() or call it "
                     "under torch.no_grad()"
                 )

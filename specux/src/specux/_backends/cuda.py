@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -143,10 +144,20 @@ class CudaBackend(GeneratedOps):
         return self._generated_device(op, arrays, params, kinds.pop())
 
     def _generated_device(self, op: str, arrays: tuple[Any, ...], params: Any, library: str) -> Any:
-        """cupy arrays / torch CUDA tensors in place by raw pointer on that library's current stream;
-        temporaries and the result allocated by the same library (its memory pool), the result returned as
-        an array of that library on the same device. (Gradients of these ops on CUDA tensors are not served
-        yet: the public front refuses a tensor that requires grad before it gets here.)"""
+        """Generated ``op`` on cupy arrays / torch CUDA tensors, in place (see :meth:`in_place`)."""
+        fn = implementation(op)
+        return self.in_place(op, arrays, library, lambda rt, inputs: fn(rt, inputs, params))
+
+    def in_place(
+        self, op: str, arrays: tuple[Any, ...], library: str, run: Callable[[Any, tuple[Any, ...]], Any]
+    ) -> Any:
+        """``run(rt, inputs)`` on cupy arrays / torch CUDA tensors (``library``: "cupy" or "torch"), used in
+        place by raw pointer on that library's current stream: ``inputs`` are
+        :class:`~specux._runtime.device_array.DeviceArray` views of ``arrays`` (made contiguous first),
+        temporaries and the result are allocated by the same library (its memory pool), and the result, a
+        device array, comes back as an array of that library on the same device. ``op`` names the operation
+        in errors. The generated operations run through here, and so do the torch device ops
+        (:mod:`specux.torch._device_op`) for CUDA tensors, forward and backward."""
         from cuda.bindings import driver as cu
 
         from kernelkit.cuda import ForeignBuffer
@@ -186,11 +197,11 @@ class CudaBackend(GeneratedOps):
             with arrays[0].device:
                 stream = cu.CUstream(int(xp.cuda.get_current_stream().ptr))
                 with rt.session(stream, allocate):
-                    out = implementation(op)(rt, inputs, params)
+                    out = run(rt, inputs)
         else:
             stream = cu.CUstream(int(xp.cuda.current_stream(arrays[0].device).cuda_stream))
             with rt.session(stream, allocate):
-                out = implementation(op)(rt, inputs, params)
+                out = run(rt, inputs)
         # the result's buffer is the library's memory: a session allocation (uint8) or, for an op that returns
         # a view of its input, that input itself
         raw = out.buf.array.reshape(-1).view(xp.uint8)[: out.nbytes]

@@ -39,10 +39,15 @@ def check_cpu(t: torch.Tensor, op: str) -> None:
 
 
 def numpy_of(t: torch.Tensor | None) -> np.ndarray | None:
-    """A NumPy view of a CPU tensor (strided views stay views; conjugate / negative bits are resolved)."""
+    """A NumPy view of a CPU tensor (strided views stay views; conjugate / negative bits are resolved); a
+    tensor on another device is copied to the host first (the windows and filter banks of a call on CUDA
+    tensors, read to build its parameters; a signal never comes here from a device: the CPU ops refuse it
+    first, ``check_cpu``)."""
     if t is None:
         return None
     t = t.detach()
+    if t.device.type not in ("cpu", "meta"):
+        t = t.cpu()
     if t.is_conj():
         t = t.resolve_conj()
     if t.is_neg():

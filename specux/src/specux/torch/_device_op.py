@@ -19,17 +19,22 @@ backend's). The autograd formula joining the two is registered here too; a const
 requires grad (a trainable window or bank) is refused with the option and the backend named, since the
 device exec modules have no adjoint for those.
 
-The transfer
-------------
-:class:`HostTransfer` is the only piece that knows where the tensors live: a CPU tensor is read through its
-NumPy view (no copy on the torch side) and uploaded; the result is downloaded into a fresh NumPy array that
-becomes the output tensor without a copy (``torch.from_numpy``). The CUDA-tensor route later swaps only this
-piece: a transfer whose ``to_device`` wraps the tensor's memory as a
-:class:`~specux._runtime.device_array.DeviceArray` (its ``data_ptr`` on torch's current stream, after
-``.contiguous()``) and whose ``to_tensor`` returns a tensor owning the result buffer (allocated through
-torch's caching allocator, as ``DeviceRuntime.alloc`` does inside a CUDA session); the op is then registered
-with ``device_types=("cpu", "cuda")`` and picks the transfer by ``y.device``. Parameters, exec calls and the
-autograd formula stay as they are.
+Where the tensors live
+----------------------
+The op is registered for CPU and CUDA tensors; only the place where its arrays live differs, and that is all
+that differs (parameters, exec calls and the autograd formula are the same for both):
+
+- :class:`HostPlace` (a CPU tensor, any named device backend): the tensor is read through its NumPy view (no
+  copy on the torch side) and uploaded; the result is downloaded into a fresh NumPy array that becomes the
+  output tensor without a copy (``torch.from_numpy``).
+- :class:`CudaPlace` (a CUDA tensor, backend ``"cuda"``): the cuda backend's
+  :meth:`~specux._backends.cuda.CudaBackend.in_place` runs the exec function on the tensor's own memory, on
+  torch's current stream, with temporaries and the result allocated by torch's caching allocator; the result
+  is a CUDA tensor on the input's device. Nothing passes through the host but the parameters' small tables
+  (windows, filter banks), as for every generated op on CUDA.
+
+A CUDA tensor with a backend other than ``"cuda"`` is refused with both named (nothing is moved behind the
+caller's back).
 """
 
 from __future__ import annotations
@@ -57,21 +62,72 @@ Forward = Callable[[Any, tuple[DeviceArray, ...], Any], DeviceArray]
 Backward = Callable[[Any, DeviceArray, "DeviceArray | None", Any, tuple[int, ...], str], DeviceArray]
 
 
-class HostTransfer:
-    """Tensors in host memory to and from device arrays of a kernelkit runtime (see the module docstring for
-    the CUDA-tensor counterpart)."""
+#: the torch dtype of each dtype name the exec functions take
+_TORCH_DTYPES = {
+    "float16": torch.float16,
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "complex64": torch.complex64,
+    "complex128": torch.complex128,
+}
 
-    def to_device(self, rt: Any, t: Tensor, dtype: str) -> DeviceArray:
-        """``t`` (a CPU tensor, any strides) as a device array of ``dtype`` (C-contiguous)."""
-        a = numpy_of(t)
-        return da.upload(rt, a.astype(dtype, copy=False))
-
-    def to_tensor(self, rt: Any, a: DeviceArray) -> Tensor:
-        """The device array's contents as a fresh CPU tensor (the download's array, not copied again)."""
-        return torch.from_numpy(da.download(rt, a))
+#: ``run(rt, inputs) -> DeviceArray``: the exec work of one call, on device arrays of the inputs
+Run = Callable[[Any, tuple["DeviceArray | None", ...]], DeviceArray]
 
 
-HOST = HostTransfer()
+class HostPlace:
+    """Tensors in host memory, uploaded to a kernelkit runtime's device arrays and the result downloaded."""
+
+    def run(self, backend: Any, op: str, tensors: tuple[tuple[Tensor | None, str], ...], run: Run) -> Tensor:
+        """``run`` on ``tensors`` (each with the dtype name it is taken in; None stays None) on ``backend``'s
+        runtime; the result a fresh CPU tensor (the download's array, not copied again)."""
+        rt = backend.runtime
+        with _lock(rt):
+            inputs = tuple(
+                None if t is None else da.upload(rt, numpy_of(t).astype(dtype, copy=False))
+                for t, dtype in tensors
+            )
+            return torch.from_numpy(da.download(rt, run(rt, inputs)))
+
+
+class CudaPlace:
+    """CUDA tensors used in place by the cuda backend on torch's current stream (see the module docstring)."""
+
+    def run(self, backend: Any, op: str, tensors: tuple[tuple[Tensor | None, str], ...], run: Run) -> Tensor:
+        present = [i for i, (t, _) in enumerate(tensors) if t is not None]
+        arrays = tuple(tensors[i][0].to(_TORCH_DTYPES[tensors[i][1]]) for i in present)  # type: ignore[union-attr]
+
+        def on_device(rt: Any, inputs: tuple[DeviceArray, ...]) -> DeviceArray:
+            full: list[DeviceArray | None] = [None] * len(tensors)
+            for i, a in zip(present, inputs):
+                full[i] = a
+            return run(rt, tuple(full))
+
+        out = backend.in_place(f"{op} (torch device op)", arrays, "torch", on_device)
+        # an exec function may return its input itself (a view); a custom op's result must not alias its
+        # arguments (torch.library's rule), so that one case is copied
+        storage = out.untyped_storage().data_ptr()
+        if any(a.untyped_storage().data_ptr() == storage for a in arrays):
+            out = out.clone()
+        return out
+
+
+HOST = HostPlace()
+CUDA = CudaPlace()
+
+
+def place_of(x: Tensor, backend: str, op: str) -> HostPlace | CudaPlace:
+    """Where a device op on ``x`` runs its arrays: the host's staging for a CPU tensor, the tensor's own
+    memory for a CUDA tensor with backend ``"cuda"``; anything else is refused with both named."""
+    if x.device.type == "cpu":
+        return HOST
+    if x.device.type == "cuda" and backend == "cuda":
+        return CUDA
+    raise ValueError(
+        f"specux.{op}: CUDA tensors run on backend 'cuda' and CPU tensors on "
+        f"{', '.join(map(repr, DEVICE_BACKENDS))}; got backend={backend!r} for a tensor on {x.device} "
+        "(move it: x.cpu() or x.cuda(); nothing is copied behind your back)"
+    )
 
 
 @dataclass(frozen=True)
@@ -145,13 +201,13 @@ def _lock(rt: Any) -> Any:
 
 
 def _register(name: str, kernel: Callable, fake: Callable, signature: Callable, backward: bool) -> Any:
-    """``specux::<name>``: ``kernel`` on CPU tensors with ``fake`` for tracing, its schema ``signature``'s
-    with ``str backend`` last (and ``Tensor grad`` first for a ``backward`` op)."""
+    """``specux::<name>``: ``kernel`` on CPU and CUDA tensors with ``fake`` for tracing, its schema
+    ``signature``'s with ``str backend`` last (and ``Tensor grad`` first for a ``backward`` op)."""
     op = torch.library.custom_op(
         f"specux::{name}",
         kernel,
         mutates_args=(),
-        device_types="cpu",
+        device_types=("cpu", "cuda"),
         schema=signature_schema(signature, grad=backward, last="str backend"),
     )
     op.register_fake(fake)
@@ -191,14 +247,15 @@ def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: Dev
 
     def kernel(x: Tensor, *rest: Any) -> Tensor:
         *args, backend = rest
+        place = place_of(x, backend, recipe.op)
         p = recipe.params(x, *args)
-        rt = backend_of(backend, recipe, p).runtime
-        with _lock(rt):
-            xd = HOST.to_device(rt, x, recipe.input_dtype(p))
-            return HOST.to_tensor(rt, recipe.forward(rt, (xd,), p))
+        b = backend_of(backend, recipe, p)
+        tensors = ((x, recipe.input_dtype(p)),)
+        return place.run(b, recipe.op, tensors, lambda rt, ins: recipe.forward(rt, ins, p))
 
     def fake(x: Tensor, *rest: Any) -> Tensor:
         *args, backend = rest
+        place_of(x, backend, recipe.op)
         p = recipe.params(x, *args)
         backend_of(backend, recipe, p)
         shape, dtype = recipe.out(x, p)
@@ -206,21 +263,24 @@ def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: Dev
 
     def backward_kernel(grad: Tensor, x: Tensor, *rest: Any) -> Tensor:
         *args, backend = rest
+        place = place_of(x, backend, recipe.op)
         p = recipe.params(x, *args)
-        rt = backend_of(backend, recipe, p).runtime
+        b = backend_of(backend, recipe, p)
         shape = tuple(int(s) for s in x.shape)
-        with _lock(rt):
-            # autograd hands the gradient in the output's dtype, which is the one the adjoints take
-            g = HOST.to_device(rt, grad, dtype_name(grad))
-            xd = HOST.to_device(rt, x, recipe.input_dtype(p)) if recipe.reads_input(p) else None
-            gx = HOST.to_tensor(rt, recipe.backward(rt, g, xd, p, shape, backend))
+        # autograd hands the gradient in the output's dtype, which is the one the adjoints take; the input
+        # travels only when the recipe reads it (nonlinear outputs)
+        tensors = ((grad, dtype_name(grad)), (x if recipe.reads_input(p) else None, recipe.input_dtype(p)))
+        gx = place.run(
+            b, recipe.op, tensors, lambda rt, ins: recipe.backward(rt, ins[0], ins[1], p, shape, backend)
+        )
         return gx.to(x.dtype)
 
     def backward_fake(grad: Tensor, x: Tensor, *rest: Any) -> Tensor:
         return torch.empty_like(x, memory_format=torch.contiguous_format)
 
     kernel.__doc__ = (
-        f"specux::{name} on the device backend named by ``backend`` (torch CPU tensors in and out): "
+        f"specux::{name} on the device backend named by ``backend`` (torch CPU tensors, or CUDA tensors with "
+        f"backend 'cuda', in and out on the same device): "
         f"{signature.__doc__}"
     )
     backward_kernel.__doc__ = f"Gradient of specux::{name}_device by the device's adjoint kernels."
