@@ -274,6 +274,14 @@ def step_autograd(out: Path) -> int:
         "fft": lambda x: specux.fft.fft(x, n=1000).abs().pow(2).mean(),
         "irfft": lambda x: specux.fft.irfft(specux.fft.rfft(x) * 0.5, n=3999).pow(2).sum(),
         "rfft2": lambda x: specux.fft.rfft2(x.reshape(2, 40, 100)).abs().sum(),
+        # the device ops (specux.torch._device_op) on CUDA tensors: forward kernels, adjoint kernels, in place
+        "stft": lambda x: specux.stft(x, n_fft=512, hop_length=128).abs().pow(2).sum(),
+        "stft_magnitude": lambda x: specux.stft(x, n_fft=400, hop_length=100, output="magnitude").sum(),
+        "istft": lambda x: specux.istft(specux.stft(x, n_fft=256, hop_length=64), hop_length=64).pow(2).sum(),
+        "melspectrogram": lambda x: specux.melspectrogram(x, sr=16000, n_fft=512, n_mels=40).log1p().sum(),
+        "mfcc": lambda x: specux.mfcc(x, sr=16000, n_fft=512, n_mels=40).sum(),
+        "lfcc": lambda x: specux.lfcc(x, sample_rate=16000).sum(),
+        "cqt": lambda x: specux.cqt(x, sr=16000, fmin=110.0, n_bins=24, res_type=None).abs().sum(),
     }
     rows, failed = [], 0
     for dtype, tol in ((torch.float32, 1e-4), (torch.float64, 1e-10)):
@@ -295,14 +303,33 @@ def step_autograd(out: Path) -> int:
                 rows.append({"loss": name, "dtype": str(dtype), "error": traceback.format_exc(limit=3)})
             failed += not ok
             print(rows[-1], flush=True)
+    compiled = {
+        "rfft": lambda x: specux.fft.rfft(x).abs().sum(),
+        "melspectrogram": lambda x: specux.melspectrogram(x, sr=16000, n_fft=512, n_mels=40).sum(),
+    }
+    for name, loss in compiled.items():
+        try:
+            fn = torch.compile(loss, fullgraph=True, backend="aot_eager")
+            x = torch.randn(4, 4096, device="cuda", requires_grad=True)
+            fn(x).backward()
+            rows.append({"compile_fullgraph": name, "grad_device": str(x.grad.device)})
+        except Exception:
+            failed += 1
+            rows.append({"compile_fullgraph": name, "error": traceback.format_exc(limit=3)})
+        print(rows[-1], flush=True)
+    # the device adjoints gather (no atomics): two backward passes must agree bit for bit
     try:
-        fn = torch.compile(lambda x: specux.fft.rfft(x).abs().sum(), fullgraph=True, backend="aot_eager")
-        x = torch.randn(4, 256, device="cuda", requires_grad=True)
-        fn(x).backward()
-        rows.append({"compile_fullgraph": "ok", "grad_device": str(x.grad.device)})
+        grads = []
+        for _ in range(2):
+            x = torch.sin(torch.arange(16000, device="cuda") * 0.01).repeat(8, 1).requires_grad_()
+            specux.melspectrogram(x, sr=16000, n_fft=512, hop_length=160, n_mels=80).log1p().sum().backward()
+            grads.append(x.grad)
+        same = bool(torch.equal(grads[0], grads[1]))
+        rows.append({"deterministic_backward": same})
+        failed += not same
     except Exception:
         failed += 1
-        rows.append({"compile_fullgraph": traceback.format_exc(limit=3)})
+        rows.append({"deterministic_backward": traceback.format_exc(limit=3)})
     print(rows[-1], flush=True)
     _write(out, "autograd.json", rows)
     return 1 if failed else 0

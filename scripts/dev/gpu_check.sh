@@ -6,8 +6,9 @@
 #
 # Needs nothing downloaded: kernelkit and specux run from this checkout (PYTHONPATH), NVRTC comes from the CUDA toolkit or
 # from torch's nvidia-cuda-nvrtc wheel. Steps: environment and backend report, FFT conformance on the GPU against
-# numpy (numpy, torch and cupy inputs; float32 / float64 / half), CUDA gradients of the FFT ops against the
-# CPU's, timings against torch.fft (cuFFT), every generated op (stft, istft, melspectrogram, mfcc, lfcc,
+# numpy (numpy, torch and cupy inputs; float32 / float64 / half), CUDA gradients of the FFT ops and of the
+# device ops (stft, istft, mel, mfcc, lfcc, cqt on CUDA tensors) against the CPU's, torch.compile fullgraph on
+# CUDA tensors, a bitwise-repeatable backward, timings against torch.fft (cuFFT), every generated op (stft, istft, melspectrogram, mfcc, lfcc,
 # fftconvolve) against backend="cpu" (numpy inputs in float32 / float64 / half storage; cupy and torch inputs
 # where accepted, reported either way), then bench/specux_gpu.py --quick (specux against torch / torchaudio /
 # nnAudio / cupyx, GB/s against the device's peak), then cqt: every res_type on the device against
@@ -40,7 +41,7 @@ if [ -d /usr/local/cuda/lib64 ]; then export LD_LIBRARY_PATH="/usr/local/cuda/li
 
 status=0
 # per-step limits (seconds) keep specux's steps within ten minutes of a lease (600 s in all)
-declare -A LIMIT=([env]=45 [conformance]=150 [autograd]=60 [timing]=75 [ops]=120 [bench]=90 [cqt]=60)
+declare -A LIMIT=([env]=45 [conformance]=130 [autograd]=90 [timing]=75 [ops]=120 [bench]=80 [cqt]=60)
 STEPS="env conformance autograd timing ops bench cqt"
 if [ "${1:-}" = vidmag ]; then STEPS=env; fi
 if [ "${1:-}" = cqt ]; then STEPS="env cqt"; fi
