@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import scipy.signal
 
-from specux import _memory, _validate
+from specux import _checks, _memory
 
 __all__ = ["get_window", "pad_center", "window_for"]
 
@@ -78,7 +78,7 @@ def get_window(window: Any, Nx: int, *, fftbins: bool = True) -> np.ndarray:
     if Nx < 1:
         raise ValueError(f"get_window: Nx must be a positive int; got {Nx!r}")
     Nx = int(Nx)
-    fftbins = _validate.flag(fftbins, "fftbins", "get_window")
+    fftbins = _checks.flag(fftbins, "fftbins", "get_window")
     # scipy builds the window from a few float64 arrays of Nx points
     _memory.check(3 * 8 * Nx, public="get_window", parameter="Nx", value=Nx)
     if callable(window):
