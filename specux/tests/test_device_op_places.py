@@ -128,3 +128,21 @@ def test_a_result_that_is_its_input_is_copied() -> None:
 
     out = _device_op.CUDA.run(Backend(), "stft", ((x, "float32"),), lambda rt, ins: ins[0])
     assert torch.equal(out, x) and out.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+
+
+def test_the_autocast_policy_covers_cpu_and_cuda() -> None:
+    """Inside torch.autocast on either device type the ops compute in float32 (specux.torch._autocast)."""
+    from specux.torch._autocast import FORWARD_OPS
+
+    for name in FORWARD_OPS:
+        for key in ("AutocastCPU", "AutocastCUDA"):
+            assert torch._C._dispatch_has_kernel_for_dispatch_key(name, key), (name, key)
+
+
+def test_a_device_op_under_cpu_autocast_computes_in_float32(opencl) -> None:
+    y = torch.randn(2, 2000).to(torch.bfloat16).requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        S = specux.melspectrogram(y, sr=8000, n_fft=256, n_mels=16, backend="opencl")
+    assert S.dtype == torch.float32
+    S.sum().backward()
+    assert y.grad.dtype == torch.bfloat16 and torch.isfinite(y.grad.float()).all()

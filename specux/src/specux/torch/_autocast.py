@@ -32,6 +32,12 @@ FORWARD_OPS = (
 )
 
 
+#: the autocast device types the policy is registered for: the CPU ops' and the CUDA kernels' (the FFT
+#: family's and the device ops')
+DEVICE_TYPES = ("cpu", "cuda")
+
+
 def register() -> None:
     for name in FORWARD_OPS:
-        torch.library.register_autocast(name, "cpu", torch.float32)
+        for device_type in DEVICE_TYPES:
+            torch.library.register_autocast(name, device_type, torch.float32)
