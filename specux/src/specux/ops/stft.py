@@ -209,6 +209,12 @@ def spans(jobs: list, parts: int) -> list[list]:
     return [jobs[a:b] for a, b in itertools.pairwise(edges)]
 
 
+def window_tile(window: np.ndarray, rows: int) -> np.ndarray:
+    """``window`` (w,) repeated on ``min(rows, _TILE_ROWS)`` rows, C-contiguous: the ``tile`` of
+    :func:`_times_tile`."""
+    return np.ascontiguousarray(np.broadcast_to(window, (max(1, min(rows, _TILE_ROWS)), window.shape[-1])))
+
+
 def _times_tile(rows: np.ndarray, tile: np.ndarray) -> None:
     """``rows *= window`` in place, for rows (n, w) of a block and ``tile`` (k, w) the window on each of its
     k rows: k rows at a time (one broadcast over groups of k rows), then what is left."""
@@ -250,7 +256,7 @@ def spectrum_blocks(
     # broadcasts a row over the block (16 x 1001 frames of 512 float32, one Zen 3 core: copy then multiply by
     # a whole-block tile 1.8 ms, multiply the framed view by the window row 4.5 ms); the same products. A
     # tile of 32 rows, applied to the block 32 rows at a time, is as fast and leaves the cache to the block
-    tile = np.ascontiguousarray(np.broadcast_to(window[lo:hi], (min(rows, _TILE_ROWS), hi - lo)))
+    tile = window_tile(window[lo:hi], rows)
 
     def run(span: list[tuple[int, int]]) -> None:
         chunk = np.zeros((rows, N), dtype=p.dtype) if hi - lo < N else np.empty((rows, N), dtype=p.dtype)

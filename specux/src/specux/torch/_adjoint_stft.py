@@ -114,6 +114,9 @@ def spectrum_adjoint(G_tf: np.ndarray, p: StftParams) -> np.ndarray:
     sides = np.zeros((B, 2 * pad), dtype=p.dtype) if pad and p.pad_mode != "constant" else None
     last = N // 2 if N % 2 == 0 else None
     per_task = max(c, _stft.block_rows(B, R, N, np.dtype(p.dtype).itemsize))
+    # the window repeated over a few rows, as the forward multiplies its frames (spectrum_blocks): the same
+    # products, without NumPy's slower broadcast of one row over the block
+    tile = _stft.window_tile(window, per_task + c - 1)
 
     def run(span: list[tuple[int, int]]) -> None:
         h = np.empty((per_task + c - 1, F), dtype=G_tf.dtype)
@@ -127,7 +130,7 @@ def spectrum_adjoint(G_tf: np.ndarray, p: StftParams) -> np.ndarray:
             h[:n, 1:last] *= 0.5
             _stft.irfft_into(h[:n], N, frames[:n])
             fr = frames[:n].astype(p.dtype, copy=False)
-            fr *= window
+            _stft._times_tile(fr, tile)
             acc = np.zeros((m1 - m0, hop), dtype=p.dtype)
             for j in range(c):
                 seg = fr[:, j * hop : (j + 1) * hop]
