@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import shutil
@@ -500,14 +499,8 @@ def _first_frames(source: Callable[[], Iterator[np.ndarray]],
         return source
 
     def first() -> Iterator[np.ndarray]:
-        frames = source()
-        try:
-            yield from itertools.islice(frames, max_frames)
-        finally:
-            # the decoder is closed when the pass stops early, not whenever the iterator is collected
-            close = getattr(frames, "close", None)
-            if close is not None:
-                close()
+        # the decoder is closed when the pass stops early, not whenever the iterator is collected
+        yield from io.first_frames(source(), max_frames)
 
     return first
 

@@ -18,10 +18,11 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -391,6 +392,35 @@ def frame_source(path: str | bytes | os.PathLike) -> Callable[[], Iterator[np.nd
         return read_frames(path)
 
     return source
+
+
+def first_frames(frames: Iterable[np.ndarray], max_frames: int | None) -> Iterator[np.ndarray]:
+    """The first `max_frames` of `frames` (None: all of them), closing `frames` when done with it.
+
+    `frames` (a :func:`read_frames` generator, say) is closed, when it has a ``close``, as soon as this
+    iterator stops: the limit reached, `frames` exhausted, or the consumer closing or dropping this iterator
+    early. The decoder is closed then, not whenever the garbage collector finds it. Not in ``__all__``:
+    the helper the readers of vidmag (files, evaluate, suggest) share to cut a source short.
+
+    Parameters
+    ----------
+    frames : iterable of numpy.ndarray
+        The frames, read lazily.
+    max_frames : int or None
+        At most this many frames are yielded (a whole number >= 0, checked by the caller); None: all.
+
+    Yields
+    ------
+    numpy.ndarray
+        The frames of `frames`, unchanged, in order.
+    """
+    frames = iter(frames)
+    try:
+        yield from itertools.islice(frames, max_frames)
+    finally:
+        close = getattr(frames, "close", None)
+        if close is not None:
+            close()
 
 
 def pad_to_even(frame: np.ndarray) -> np.ndarray:

@@ -283,8 +283,6 @@ def _name(frequency: float, fs: float, resolution: float, inter: bool) -> str:
 def _load(clip: Any, max_frames: int | None
           ) -> tuple[Callable[[], Iterator[np.ndarray]], str, float | None, str | None, bool]:
     """(frames, name, container rate, codec, whether the codec predicts frames from others)."""
-    import itertools
-
     if isinstance(clip, (str, bytes, os.PathLike)):
         from vidmag import io
 
@@ -292,7 +290,7 @@ def _load(clip: Any, max_frames: int | None
         read = io.frame_source(clip)
         inter = info.codec not in INTRA_CODECS and _has_predicted_frames(info.path)
         def frames() -> Iterator[np.ndarray]:
-            return itertools.islice(read(), max_frames)
+            return io.first_frames(read(), max_frames)
 
         return frames, os.fspath(clip), float(info.fps), info.codec, inter
     frames = check_frames("frames", clip)[:max_frames]

@@ -8,7 +8,6 @@ sums, not the clip.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -141,7 +140,7 @@ def _source(clip: Any, max_frames: int | None
 
         info = io.probe(clip)
         read = io.frame_source(clip)
-        return (lambda: itertools.islice(read(), max_frames)), os.fspath(clip), float(info.fps)
+        return (lambda: io.first_frames(read(), max_frames)), os.fspath(clip), float(info.fps)
     frames = check_frames("clip", clip)[:max_frames]
     return (lambda: iter(frames)), "array", None
 
