@@ -31,6 +31,8 @@ from torch import Tensor, nn
 import specux
 from specux.torch import _ops
 from specux.torch._ops_cq import CQT_ARGS, VQT_ARGS, _cqt_as_vqt, intervals_arg, vqt_params
+from specux.torch._ops_features import LFCC_ARGS, MEL_ARGS, MFCC_ARGS, lfcc_params
+from specux.torch._ops_stft import ISTFT_ARGS, STFT_ARGS
 from specux.torch._params import OpArguments, encode_spec
 
 # Buffers are built in float64 and stored in the module's ``dtype`` (torch's factory keyword; default: torch's
@@ -99,6 +101,16 @@ def _window_spec(window: Any) -> Any:
     return window if isinstance(window, (str, tuple, int, float)) else np.asarray(window)
 
 
+def _op_values(
+    module: nn.Module, arguments: OpArguments, given: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The op's arguments (by public name) as a module passes them: those it resolved at construction (its
+    attributes, e.g. ``n_fft``, ``hop_length``, which a caller may have changed since) over those it was
+    ``given``."""
+    own = vars(module)  # plain attributes only: buffers and parameters live elsewhere
+    return {name: own[name] if name in own else (given or {})[name] for name in arguments.public}
+
+
 class STFT(nn.Module):
     """Short-time Fourier transform (:func:`specux.stft`) with the window as a buffer.
 
@@ -125,33 +137,20 @@ class STFT(nn.Module):
         super().__init__()
         kwargs = _factory(self, kwargs, ("window",))
         a = _merge("STFT", specux.stft, kwargs, skip=("dtype",))
-        self.n_fft, self.hop_length, self.win_length = a["n_fft"], a["hop_length"], a["win_length"]
-        self.center, self.pad_mode, self.output = a["center"], a["pad_mode"], a["output"]
+        # center is checked by the op when called (the stand-in signal of one frame is one either way)
         p = specux.ops.stft.stft_validate(
-            np.zeros(max(self.n_fft, 1)),
-            n_fft=self.n_fft,
-            hop_length=self.hop_length,
-            win_length=self.win_length,
+            np.zeros(max(a["n_fft"], 1)),
             window=_window_spec(a["window"]),
-            pad_mode=self.pad_mode,
-            output=self.output,
+            **{**STFT_ARGS.from_public(a), "center": True},
         )
+        for name in STFT_ARGS.public:
+            setattr(self, name, a[name])
         self.hop_length, self.win_length = p.hop_length, p.win_length
         _buffer(self, "window", p.window)
 
     def forward(self, y: Tensor) -> Tensor:
         # the kernel's own layout (frames, bins), returned as the transposed view, as specux.stft does
-        D = _ops.stft_frames(
-            y,
-            self.window,
-            "boxcar",
-            self.n_fft,
-            self.hop_length,
-            self.win_length,
-            self.center,
-            self.pad_mode,
-            self.output,
-        )
+        D = _ops.stft_frames(y, self.window, "boxcar", *STFT_ARGS.passed(_op_values(self, STFT_ARGS)))
         return D.transpose(-2, -3) if self.output == "real_imag" else D.transpose(-1, -2)
 
 
@@ -185,26 +184,20 @@ class ISTFT(nn.Module):
         super().__init__()
         kwargs = _factory(self, kwargs)
         a = _merge("ISTFT", specux.istft, kwargs, skip=("dtype", "n_fft"))
-        self.n_fft, self.center, self.length, self.nola = n_fft, a["center"], a["length"], a["nola"]
         win_length = n_fft if a["win_length"] is None else a["win_length"]
-        self.win_length = win_length
-        self.hop_length = max(win_length // 4, 1) if a["hop_length"] is None else a["hop_length"]
+        hop_length = max(win_length // 4, 1) if a["hop_length"] is None else a["hop_length"]
+        resolved = {**a, "n_fft": n_fft, "win_length": win_length, "hop_length": hop_length}
+        for name in ISTFT_ARGS.public:
+            setattr(self, name, resolved[name])
         from specux._filters.windows import window_for
 
         _buffer(self, "window", window_for(_window_spec(a["window"]), win_length, n_fft))
 
     def forward(self, stft_matrix: Tensor, length: int | None = None) -> Tensor:
-        return _ops.istft(
-            stft_matrix,
-            self.window,
-            "boxcar",
-            self.n_fft,
-            self.hop_length,
-            self.win_length,
-            self.center,
-            self.length if length is None else length,
-            self.nola,
-        )
+        values = _op_values(self, ISTFT_ARGS)
+        if length is not None:
+            values["length"] = length
+        return _ops.istft(stft_matrix, self.window, "boxcar", *ISTFT_ARGS.passed(values))
 
 
 def _mel_args(cls_name: str, fn: Any, kwargs: dict[str, Any], skip: tuple[str, ...] = ()) -> tuple[dict, Any]:
@@ -213,24 +206,14 @@ def _mel_args(cls_name: str, fn: Any, kwargs: dict[str, Any], skip: tuple[str, .
     from specux.ops.mel import mel_validate, resolve
 
     n_fft = resolve(a["compat"], "n_fft", a["n_fft"])
+    # mfcc's bank normalisation is its mel_norm (its norm is the DCT's)
+    values = {**a, "norm": a["mel_norm"]} if "mel_norm" in a else a
     p = mel_validate(
         np.zeros(n_fft),
         from_spectrogram=False,
-        sr=a["sr"],
-        n_fft=a["n_fft"],
-        hop_length=a["hop_length"],
-        win_length=a["win_length"],
         window=_window_spec(a["window"]),
-        center=a["center"],
-        pad_mode=a["pad_mode"],
-        power=a["power"],
-        n_mels=a["n_mels"],
-        fmin=a["fmin"],
-        fmax=a["fmax"],
-        htk=a["htk"],
-        norm=a["mel_norm"] if "mel_norm" in a else a["norm"],
-        compat=a["compat"],
         public=cls_name,
+        **MEL_ARGS.from_public(values),
     )
     return a, p
 
@@ -269,26 +252,9 @@ class MelSpectrogram(nn.Module):
         _buffer(self, "mel_basis", p.basis)
 
     def forward(self, y: Tensor) -> Tensor:
-        a = self.args
-        return _ops.melspectrogram(
-            y,
-            self.window,
-            self.mel_basis,
-            "boxcar",
-            a["sr"],
-            self.n_fft,
-            self.hop_length,
-            self.win_length,
-            a["center"],
-            self.pad_mode,
-            float(self.power),
-            a["n_mels"],
-            float(a["fmin"]),
-            a["fmax"],
-            a["htk"],
-            encode_spec(a["norm"]),
-            a["compat"],
-        )
+        values = _op_values(self, MEL_ARGS, self.args)
+        values["norm"] = encode_spec(values["norm"])
+        return _ops.melspectrogram(y, self.window, self.mel_basis, "boxcar", *MEL_ARGS.passed(values))
 
 
 class MFCC(nn.Module):
@@ -334,32 +300,9 @@ class MFCC(nn.Module):
         )
 
     def forward(self, y: Tensor) -> Tensor:
-        a = self.args
-        return _ops.mfcc(
-            y,
-            self.window,
-            self.mel_basis,
-            self.dct,
-            "boxcar",
-            a["sr"],
-            self.n_mfcc,
-            a["dct_type"],
-            a["norm"],
-            float(a["lifter"]),
-            self.n_fft,
-            self.hop_length,
-            self.win_length,
-            a["center"],
-            self.pad_mode,
-            float(a["power"]),
-            a["n_mels"],
-            float(a["fmin"]),
-            a["fmax"],
-            a["htk"],
-            encode_spec(a["mel_norm"]),
-            a["top_db"],
-            a["compat"],
-        )
+        values = _op_values(self, MFCC_ARGS, self.args)
+        values["mel_norm"] = encode_spec(values["mel_norm"])
+        return _ops.mfcc(y, self.window, self.mel_basis, self.dct, "boxcar", *MFCC_ARGS.passed(values))
 
 
 class LFCC(nn.Module):
@@ -390,30 +333,12 @@ class LFCC(nn.Module):
         kwargs = _factory(self, kwargs, ("window", "filter_bank", "dct"))
         a = _merge("LFCC", specux.lfcc, kwargs, skip=("waveform",))
         from specux._filters.windows import window_for
-        from specux.torch._ops_features import lfcc_params
 
         probe = torch.zeros(a["n_fft"], dtype=torch.float64)  # a stand-in signal: only shapes are read
-        p = lfcc_params(
-            probe,
-            None,
-            None,
-            None,
-            "boxcar",
-            a["sample_rate"],
-            a["n_filter"],
-            float(a["f_min"]),
-            a["f_max"],
-            a["n_lfcc"],
-            a["dct_type"],
-            a["norm"],
-            a["log_lf"],
-            a["n_fft"],
-            a["win_length"],
-            a["hop_length"],
-            float(a["power"]),
-            a["center"],
-            a["pad_mode"],
-        )
+        # the module's own values (validation names what is wrong with them), but f_min and power through
+        # float() as LFCC has always read them (it takes power="2", which specux.lfcc refuses)
+        given = {**a, "f_min": float(a["f_min"]), "power": float(a["power"])}
+        p = lfcc_params(probe, None, None, None, "boxcar", **LFCC_ARGS.from_public(given))
         self.args = a
         self.hop_length, self.win_length = p.mel.stft.hop_length, p.mel.stft.win_length
         _buffer(self, "window", window_for(_window_spec(a["window"]), self.win_length, a["n_fft"]))
@@ -421,27 +346,9 @@ class LFCC(nn.Module):
         _buffer(self, "dct", p.dct)
 
     def forward(self, waveform: Tensor) -> Tensor:
-        a = self.args
+        values = _op_values(self, LFCC_ARGS, self.args)
         return _ops.lfcc(
-            waveform,
-            self.window,
-            self.filter_bank,
-            self.dct,
-            "boxcar",
-            a["sample_rate"],
-            a["n_filter"],
-            float(a["f_min"]),
-            a["f_max"],
-            a["n_lfcc"],
-            a["dct_type"],
-            a["norm"],
-            a["log_lf"],
-            a["n_fft"],
-            self.win_length,
-            self.hop_length,
-            float(a["power"]),
-            a["center"],
-            a["pad_mode"],
+            waveform, self.window, self.filter_bank, self.dct, "boxcar", *LFCC_ARGS.passed(values)
         )
 
 

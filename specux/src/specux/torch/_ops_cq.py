@@ -312,12 +312,12 @@ def _chroma_stft_parts(
         y,
         window,
         window_spec,
-        n_fft,
-        hop_length,
-        win_length,
-        center,
-        pad_mode,
-        "magnitude",
+        n_fft=n_fft,
+        hop_length=hop_length,
+        win_length=win_length,
+        center=center,
+        pad_mode=pad_mode,
+        output="magnitude",
         public="chroma_stft",
     )
     F = p.n_fft // 2 + 1

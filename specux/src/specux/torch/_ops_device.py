@@ -42,12 +42,12 @@ from specux.torch._ops_features import (
     _lfcc_signature,
     _melspectrogram_signature,
     _mfcc_signature,
-    lfcc_params,
-    mel_params,
-    mfcc_params,
+    lfcc_resolve,
+    mel_resolve,
+    mfcc_resolve,
 )
-from specux.torch._ops_stft import _istft, _stft, istft_params
-from specux.torch._params import same_dtype, stft_out_shape, stft_params
+from specux.torch._ops_stft import _istft_signature, _stft_signature, istft_resolve, stft_resolve
+from specux.torch._params import same_dtype, stft_out_shape
 
 _TORCH = {"float32": torch.float32, "float64": torch.float64}
 
@@ -128,9 +128,9 @@ cqt_device, cqt_device_backward = define_device_op(
 # --- stft / istft -------------------------------------------------------------------------------------------
 
 
-def _stft_params(y, window, *args):
+def _stft_params(y: Tensor, window: Tensor | None, *args: Any) -> Any:
     same_dtype(y, window, "stft", "window")
-    return stft_params(y, window, *args)
+    return stft_resolve(y, window, *args)
 
 
 def _stft_out(y: Tensor, p: Any) -> tuple[tuple[int, ...], torch.dtype]:
@@ -139,7 +139,7 @@ def _stft_out(y: Tensor, p: Any) -> tuple[tuple[int, ...], torch.dtype]:
 
 stft_device, stft_device_backward = define_device_op(
     "stft",
-    _stft,
+    _stft_signature,
     2,
     DeviceRecipe(
         op="stft",
@@ -161,11 +161,11 @@ def _istft_out(D: Tensor, p: Any) -> tuple[tuple[int, ...], torch.dtype]:
 
 istft_device, istft_device_backward = define_device_op(
     "istft",
-    _istft,
+    _istft_signature,
     2,
     DeviceRecipe(
         op="istft",
-        params=istft_params,
+        params=istft_resolve,
         forward=se.istft,
         backward=lambda rt, g, x, p, shape, backend: se.istft_adjoint(rt, g, p, shape[-1]),
         out=_istft_out,
@@ -238,7 +238,7 @@ melspectrogram_device, melspectrogram_device_backward = define_device_op(
     3,
     _features_recipe(
         "melspectrogram",
-        _checked(mel_params, "melspectrogram", 2),
+        _checked(mel_resolve, "melspectrogram", 2),
         fe.melspectrogram,
         _mel_backward,
         _bands_shape,
@@ -260,8 +260,8 @@ def _cepstral_op(public: str, signature: Any, params: Any, forward: Any) -> tupl
     )
 
 
-mfcc_device, mfcc_device_backward = _cepstral_op("mfcc", _mfcc_signature, mfcc_params, fe.mfcc)
-lfcc_device, lfcc_device_backward = _cepstral_op("lfcc", _lfcc_signature, lfcc_params, fe.lfcc)
+mfcc_device, mfcc_device_backward = _cepstral_op("mfcc", _mfcc_signature, mfcc_resolve, fe.mfcc)
+lfcc_device, lfcc_device_backward = _cepstral_op("lfcc", _lfcc_signature, lfcc_resolve, fe.lfcc)
 
 #: the public operation -> its device op (what :mod:`specux.torch._route` calls with ``backend`` last)
 OPS = {

@@ -12,6 +12,7 @@ differentiable again.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from torch import Tensor
 
@@ -20,7 +21,7 @@ from specux.ops.cepstral import _mfcc_numpy, lfcc_validate, mfcc_validate
 from specux.ops.mel import _melspectrogram_numpy, mel_validate
 from specux.torch import _adjoint_features
 from specux.torch._convert import check_cpu, numpy_of
-from specux.torch._params import decode_spec, is_fake, same_dtype, window_array
+from specux.torch._params import OpArguments, decode_spec, is_fake, same_dtype, window_array
 from specux.torch._signal_op import define_signal_op
 
 
@@ -50,43 +51,25 @@ def _with_tensors(p: MelParams, window: Tensor | None, basis: Tensor | None, pub
 
 
 def mel_params(
-    y,
-    window,
-    basis,
-    window_spec,
-    sr,
-    n_fft,
-    hop_length,
-    win_length,
-    center,
-    pad_mode,
-    power,
-    n_mels,
-    fmin,
-    fmax,
-    htk,
-    norm,
-    compat,
-    public="melspectrogram",
+    y: Tensor,
+    window: Tensor | None,
+    basis: Tensor | None,
+    window_spec: str,
+    *,
+    norm: str | None,
+    public: str = "melspectrogram",
+    **kw: Any,
 ) -> MelParams:
+    """:func:`specux.ops.mel.mel_validate` (the functional API's checks and defaults) for a signal (``kw``:
+    specux::melspectrogram's other arguments by name, :data:`MEL_ARGS`), with the window / bank tensors in
+    place of the derived ones where given."""
     p = mel_validate(
         y,
         from_spectrogram=False,
-        sr=sr,
-        n_fft=n_fft,
-        hop_length=hop_length,
-        win_length=win_length,
         window=decode_spec(window_spec),
-        center=center,
-        pad_mode=pad_mode,
-        power=power,
-        n_mels=n_mels,
-        fmin=fmin,
-        fmax=fmax,
-        htk=htk,
         norm=decode_spec(norm),
-        compat=compat,
         public=public,
+        **kw,
     )
     return _with_tensors(p, window, basis, public)
 
@@ -162,11 +145,17 @@ def _melspectrogram_signature(
     raise AssertionError("a signature only")
 
 
+#: specux::melspectrogram's arguments after the signal, the window and bank tensors and ``window_spec``
+#: (its schema, the kernels', the route's, the MelSpectrogram module's)
+MEL_ARGS = OpArguments.of(_melspectrogram_signature, 4)
+#: :func:`mel_params` of the ops' positional arguments
+mel_resolve = MEL_ARGS.positional(mel_params)
+
 melspectrogram, melspectrogram_backward = _define(
     "melspectrogram",
     _melspectrogram_signature,
     3,
-    mel_params,
+    mel_resolve,
     _melspectrogram_numpy,
     lambda g, x, p: _adjoint_features.bank_backward(g, x, p).astype(p.dtype, copy=False),
     _bands_shape,
@@ -178,54 +167,26 @@ melspectrogram, melspectrogram_backward = _define(
 
 
 def mfcc_params(
-    y,
-    window,
-    basis,
-    dct,
-    window_spec,
-    sr,
-    n_mfcc,
-    dct_type,
-    dct_norm,
-    lifter,
-    n_fft,
-    hop_length,
-    win_length,
-    center,
-    pad_mode,
-    power,
-    n_mels,
-    fmin,
-    fmax,
-    htk,
-    mel_norm,
-    top_db,
-    compat,
+    y: Tensor,
+    window: Tensor | None,
+    basis: Tensor | None,
+    dct: Tensor | None,
+    window_spec: str,
+    *,
+    dct_norm: str | None,
+    mel_norm: str | None,
+    **kw: Any,
 ) -> CepstralParams:
-    """:func:`specux.ops.cepstral.mfcc_validate` (the functional API's checks and defaults) for a signal, with
-    the window / bank / DCT tensors in place of the derived ones where given."""
+    """:func:`specux.ops.cepstral.mfcc_validate` (the functional API's checks and defaults) for a signal
+    (``kw``: specux::mfcc's other arguments by name, :data:`MFCC_ARGS`), with the window / bank / DCT tensors
+    in place of the derived ones where given."""
     p = mfcc_validate(
         y,
         from_spectrogram=False,
-        sr=sr,
-        n_mfcc=n_mfcc,
-        dct_type=dct_type,
-        norm=dct_norm,
-        lifter=lifter,
-        n_fft=n_fft,
-        hop_length=hop_length,
-        win_length=win_length,
         window=decode_spec(window_spec),
-        center=center,
-        pad_mode=pad_mode,
-        power=power,
-        n_mels=n_mels,
-        fmin=fmin,
-        fmax=fmax,
-        htk=htk,
+        norm=dct_norm,
         mel_norm=decode_spec(mel_norm),
-        top_db=top_db,
-        compat=compat,
+        **kw,
     )
     return _cepstral_with_tensors(p, window, basis, dct, "mfcc")
 
@@ -266,11 +227,17 @@ def _mfcc_signature(
     raise AssertionError("a signature only")
 
 
+#: specux::mfcc's arguments after the signal, the window / bank / DCT tensors and ``window_spec`` (its
+#: schema, the kernels', the route's, the MFCC module's); the op's ``dct_norm`` is mfcc's ``norm``
+MFCC_ARGS = OpArguments.of(_mfcc_signature, 5, public={"dct_norm": "norm"})
+#: :func:`mfcc_params` of the ops' positional arguments
+mfcc_resolve = MFCC_ARGS.positional(mfcc_params)
+
 mfcc, mfcc_backward = _define(
     "mfcc",
     _mfcc_signature,
     4,
-    mfcc_params,
+    mfcc_resolve,
     _mfcc_numpy,
     _cepstral_backward,
     _cepstral_shape,
@@ -282,46 +249,16 @@ mfcc, mfcc_backward = _define(
 
 
 def lfcc_params(
-    y,
-    window,
-    basis,
-    dct,
-    window_spec,
-    sample_rate,
-    n_filter,
-    f_min,
-    f_max,
-    n_lfcc,
-    dct_type,
-    norm,
-    log_lf,
-    n_fft,
-    win_length,
-    hop_length,
-    power,
-    center,
-    pad_mode,
+    y: Tensor,
+    window: Tensor | None,
+    basis: Tensor | None,
+    dct: Tensor | None,
+    window_spec: str,
+    **kw: Any,
 ) -> CepstralParams:
-    """:func:`specux.ops.cepstral.lfcc_validate` for a signal, with the window / bank / DCT tensors in place
-    of the derived ones where given."""
-    p = lfcc_validate(
-        y,
-        sample_rate=sample_rate,
-        n_filter=n_filter,
-        f_min=f_min,
-        f_max=f_max,
-        n_lfcc=n_lfcc,
-        dct_type=dct_type,
-        norm=norm,
-        log_lf=log_lf,
-        n_fft=n_fft,
-        win_length=win_length,
-        hop_length=hop_length,
-        window=decode_spec(window_spec),
-        power=power,
-        center=center,
-        pad_mode=pad_mode,
-    )
+    """:func:`specux.ops.cepstral.lfcc_validate` for a signal (``kw``: specux::lfcc's other arguments by name,
+    :data:`LFCC_ARGS`), with the window / bank / DCT tensors in place of the derived ones where given."""
+    p = lfcc_validate(y, window=decode_spec(window_spec), **kw)
     return _cepstral_with_tensors(p, window, basis, dct, "lfcc")
 
 
@@ -350,11 +287,17 @@ def _lfcc_signature(
     raise AssertionError("a signature only")
 
 
+#: specux::lfcc's arguments after the signal, the window / bank / DCT tensors and ``window_spec`` (its
+#: schema, the kernels', the route's, the LFCC module's)
+LFCC_ARGS = OpArguments.of(_lfcc_signature, 5)
+#: :func:`lfcc_params` of the ops' positional arguments
+lfcc_resolve = LFCC_ARGS.positional(lfcc_params)
+
 lfcc, lfcc_backward = _define(
     "lfcc",
     _lfcc_signature,
     4,
-    lfcc_params,
+    lfcc_resolve,
     _mfcc_numpy,
     _cepstral_backward,
     _cepstral_shape,

@@ -11,6 +11,7 @@ backward raises if differentiated a second time.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from torch import Tensor
 
@@ -19,6 +20,7 @@ from specux.ops.stft import _stft_numpy
 from specux.torch import _adjoint_stft
 from specux.torch._convert import check_cpu, complex_of, numpy_of, real_of, tensor_of
 from specux.torch._params import (
+    OpArguments,
     decode_spec,
     same_dtype,
     stft_frames_shape,
@@ -43,7 +45,7 @@ def _window_error(public: str) -> str:
 # --- stft ---------------------------------------------------------------------------------------------------
 
 
-def _stft(
+def _stft_signature(
     y: Tensor,
     window: Tensor | None,
     window_spec: str,
@@ -56,19 +58,32 @@ def _stft(
 ) -> Tensor:
     """specux.stft on a CPU tensor (see :func:`specux.stft`); ``window`` (a tensor) overrides
     ``window_spec``."""
+    raise AssertionError("a signature only")
+
+
+#: specux::stft's arguments after the signal, the window tensor and ``window_spec`` (the schema of
+#: specux::stft, stft_frames and their backward / device ops; the kernels', the route's, the STFT module's)
+STFT_ARGS = OpArguments.of(_stft_signature, 3)
+#: :func:`~specux.torch._params.stft_params` of the ops' positional arguments (y, window, window_spec, ...)
+stft_resolve = STFT_ARGS.positional(stft_params)
+
+
+def _stft(y: Tensor, window: Tensor | None, *args: Any) -> Tensor:
     check_cpu(y, "stft")
     same_dtype(y, window, "stft", "window")
-    p = stft_params(y, window, window_spec, n_fft, hop_length, win_length, center, pad_mode, output)
+    p = stft_resolve(y, window, *args)
     x = numpy_of(y)
     return tensor_of(_stft_numpy(x, p), x)
 
 
-stft = op_from_signature("stft", _stft, _stft)
+_stft.__doc__ = _stft_signature.__doc__
+
+stft = op_from_signature("stft", _stft_signature, _stft)
 
 
 @stft.register_fake
 def _(y, window, *args):
-    p = stft_params(y, window, *args)
+    p = stft_resolve(y, window, *args)
     shape, dtype = stft_out_shape(y, p)
     return y.new_empty(shape, dtype=dtype)
 
@@ -86,17 +101,17 @@ def _stft_frames(y: Tensor, window: Tensor | None, window_spec: str, *args) -> T
     op's output as the transposed view, as numpy's result and ``torch.stft``'s are laid out."""
     check_cpu(y, "stft")
     same_dtype(y, window, "stft", "window")
-    p = stft_params(y, window, window_spec, *args)
+    p = stft_resolve(y, window, window_spec, *args)
     x = numpy_of(y)
     return tensor_of(_frames_first(_stft_numpy(x, p), p.output), x)
 
 
-stft_frames = op_from_signature("stft_frames", _stft, _stft_frames)
+stft_frames = op_from_signature("stft_frames", _stft_signature, _stft_frames)
 
 
 @stft_frames.register_fake
 def _(y, window, *args):
-    p = stft_params(y, window, *args)
+    p = stft_resolve(y, window, *args)
     shape, dtype = stft_out_shape(y, p)
     return y.new_empty(stft_frames_shape(shape, p.output), dtype=dtype)
 
@@ -104,14 +119,14 @@ def _(y, window, *args):
 def _stft_backward(grad: Tensor, y: Tensor, window: Tensor | None, *args) -> Tensor:
     """Gradient of specux::stft with respect to ``y`` (the analytic adjoint; ``y`` is read only for the
     ``magnitude`` and ``power`` outputs)."""
-    p = stft_params(y, window, *args)
+    p = stft_resolve(y, window, *args)
     g = numpy_of(grad)
     x = numpy_of(y) if args[-1] not in LINEAR_OUTPUTS else None
     batch = tuple(y.shape[:-1])
     return tensor_of(_adjoint_stft.stft_backward(g, x, p, batch).astype(p.dtype, copy=False), g, x)
 
 
-stft_backward = op_from_signature("stft_backward", _stft, _stft_backward, backward=True)
+stft_backward = op_from_signature("stft_backward", _stft_signature, _stft_backward, backward=True)
 stft_backward.register_fake(like_signal)
 
 
@@ -121,9 +136,7 @@ def _stft_window_grad(g, x, p, needs):
     return (_adjoint_stft.window_grad(G, x, p),)
 
 
-stft_constants_backward = constants_op(
-    "stft", _stft, 2, lambda y, window, *args: stft_params(y, window, *args), _stft_window_grad
-)
+stft_constants_backward = constants_op("stft", _stft_signature, 2, stft_resolve, _stft_window_grad)
 # the kernels read the gradient through numpy with its strides: a gradient laid out (frames, bins), as
 # specux.stft's transposed view of specux::stft_frames leaves it, is then read in place
 register_autograd(
@@ -189,36 +202,20 @@ stft_backward.register_autograd(_stft_backward_grad, setup_context=_stft_backwar
 
 
 def istft_params(
-    D: Tensor,
-    window: Tensor | None,
-    window_spec: str,
-    n_fft: int | None,
-    hop_length: int | None,
-    win_length: int | None,
-    center: bool,
-    length: int | None,
-    nola: str,
+    D: Tensor, window: Tensor | None, window_spec: str, **kw: Any
 ) -> _validate.IstftParams:
+    """istft's parameters for ``D`` (complex tensor, possibly fake; ``kw``: specux::istft's arguments after
+    ``window_spec``, by name: :data:`ISTFT_ARGS`); a window tensor replaces ``window_spec``."""
     precision = _validate.real_dtype(D, "istft", "stft_matrix", allow_complex=True)
     if not D.dtype.is_complex:
         raise TypeError(f"istft: stft_matrix must be complex64 or complex128; got {D.dtype}")
     spec = "boxcar" if window is not None else decode_spec(window_spec)
-    p = _validate.istft_params(
-        tuple(int(s) for s in D.shape),
-        precision,
-        hop_length=hop_length,
-        win_length=win_length,
-        n_fft=n_fft,
-        window=spec,
-        center=center,
-        length=length,
-        nola=nola,
-    )
+    p = _validate.istft_params(tuple(int(s) for s in D.shape), precision, window=spec, **kw)
     w = window_array(window, p.win_length, p.n_fft, "istft")
     return p if w is None else dataclasses.replace(p, window=w)
 
 
-def _istft(
+def _istft_signature(
     stft_matrix: Tensor,
     window: Tensor | None,
     window_spec: str,
@@ -231,22 +228,35 @@ def _istft(
 ) -> Tensor:
     """specux.istft on a complex CPU tensor (see :func:`specux.istft`); real output of the input's
     precision."""
+    raise AssertionError("a signature only")
+
+
+#: specux::istft's arguments after the spectrum, the window tensor and ``window_spec`` (the schema of
+#: specux::istft and its backward / device ops; the kernels', the route's, the ISTFT module's)
+ISTFT_ARGS = OpArguments.of(_istft_signature, 3)
+#: :func:`istft_params` of the ops' positional arguments (stft_matrix, window, window_spec, ...)
+istft_resolve = ISTFT_ARGS.positional(istft_params)
+
+
+def _istft(stft_matrix: Tensor, window: Tensor | None, *args: Any) -> Tensor:
     check_cpu(stft_matrix, "istft")
     if window is not None:
         same_dtype(
             stft_matrix.real if stft_matrix.dtype.is_complex else stft_matrix, window, "istft", "window"
         )
-    p = istft_params(stft_matrix, window, window_spec, n_fft, hop_length, win_length, center, length, nola)
+    p = istft_resolve(stft_matrix, window, *args)
     D = numpy_of(stft_matrix)
     return tensor_of(_adjoint_stft.istft_forward(D, p), D)
 
 
-istft = op_from_signature("istft", _istft, _istft)
+_istft.__doc__ = _istft_signature.__doc__
+
+istft = op_from_signature("istft", _istft_signature, _istft)
 
 
 @istft.register_fake
 def _(stft_matrix, window, *args):
-    p = istft_params(stft_matrix, window, *args)
+    p = istft_resolve(stft_matrix, window, *args)
     shape = (*stft_matrix.shape[:-2], p.out_length)
     return stft_matrix.new_empty(shape, dtype=real_of(stft_matrix.dtype))
 
@@ -254,14 +264,14 @@ def _(stft_matrix, window, *args):
 def _istft_backward(grad: Tensor, stft_matrix: Tensor, window: Tensor | None, *args) -> Tensor:
     """Gradient of specux::istft with respect to ``stft_matrix`` (its adjoint; only the shape of
     ``stft_matrix`` is read)."""
-    p = istft_params(stft_matrix, window, *args)
+    p = istft_resolve(stft_matrix, window, *args)
     g = numpy_of(grad)
     n_bins, frames = int(stft_matrix.shape[-2]), int(stft_matrix.shape[-1])
     out = _adjoint_stft.istft_adjoint(g, p, n_bins, frames)
     return tensor_of(out.astype(str(stft_matrix.dtype).removeprefix("torch."), copy=False), g)
 
 
-istft_backward = op_from_signature("istft_backward", _istft, _istft_backward, backward=True)
+istft_backward = op_from_signature("istft_backward", _istft_signature, _istft_backward, backward=True)
 istft_backward.register_fake(like_signal)
 
 

@@ -71,21 +71,27 @@ def _annotation(a: Any) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class OpArguments:
-    """The arguments of a custom op after its leading tensors, in schema order, read from the op's annotated
-    signature: the one place they are spelled.
+    """The arguments of a custom op after its leading ones (its tensors, and a ``window_spec`` that the
+    callers derive from their ``window``), in schema order, read from the op's annotated signature: the one
+    place they are spelled.
 
     Attributes
     ----------
     names : tuple of str
-        The arguments' names, in the schema's order.
+        The arguments' names, in the schema's order (the names the params functions take).
     passed_as : tuple of callable
         For each, how a public value is passed to the op: ``float`` for a ``float`` argument, float or None
         for a ``float | None`` one, the value itself otherwise.
+    public : tuple of str
+        For each, the public function's name for it (the op's own name but where the op renames one, as
+        specux::mfcc's ``dct_norm`` is mfcc's ``norm``): the names :meth:`passed` and :meth:`ordered` read.
+    n_leading : int
+        How many arguments come before these (what :meth:`positional` hands on as they are).
 
     Examples
     --------
     >>> def signature(y: "Tensor", sr: float, hop_length: int) -> "Tensor": ...
-    >>> args = OpArguments.of(signature, n_tensors=1)
+    >>> args = OpArguments.of(signature, n_leading=1)
     >>> args.named((22050.0, 512))
     {'sr': 22050.0, 'hop_length': 512}
     >>> args.passed({"hop_length": 512, "sr": 22050})
@@ -94,28 +100,50 @@ class OpArguments:
 
     names: tuple[str, ...]
     passed_as: tuple[Callable[[Any], Any], ...]
+    public: tuple[str, ...]
+    n_leading: int
 
     @classmethod
-    def of(cls, signature: Callable, n_tensors: int) -> OpArguments:
-        """The arguments of ``signature`` after its first ``n_tensors``."""
-        parameters = list(inspect.signature(signature).parameters.values())[n_tensors:]
+    def of(cls, signature: Callable, n_leading: int, public: Mapping[str, str] | None = None) -> OpArguments:
+        """The arguments of ``signature`` after its first ``n_leading``; ``public``: op name -> public name,
+        for those the public function names otherwise."""
+        parameters = list(inspect.signature(signature).parameters.values())[n_leading:]
+        renamed = public or {}
         return cls(
             tuple(p.name for p in parameters),
             tuple(_PASSED_AS.get(_annotation(p.annotation), _as_is) for p in parameters),
+            tuple(renamed.get(p.name, p.name) for p in parameters),
+            n_leading,
         )
 
     def named(self, args: Sequence[Any]) -> dict[str, Any]:
-        """The op's positional arguments (after its tensors) by name."""
+        """The op's positional arguments (after its leading ones) by name."""
         return dict(zip(self.names, args))
 
+    def from_public(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``values`` (by public name; more names are ignored) by the op's names, as they are."""
+        return {n: values[p] for n, p in zip(self.names, self.public)}
+
     def ordered(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
-        """``values`` (by name; more names are ignored) as the op's positional arguments, as they are."""
-        return tuple([values[n] for n in self.names])
+        """``values`` (by public name; more names are ignored) as the op's positional arguments, as they
+        are."""
+        return tuple([values[p] for p in self.public])
 
     def passed(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
-        """``values`` (by name; more names are ignored) as the op's positional arguments, each passed as
-        :attr:`passed_as` says (plain Python, which dynamo traces without graph breaks)."""
-        return tuple([f(values[n]) for n, f in zip(self.names, self.passed_as)])
+        """``values`` (by public name; more names are ignored) as the op's positional arguments, each passed
+        as :attr:`passed_as` says (plain Python, which dynamo traces without graph breaks)."""
+        return tuple([f(values[p]) for p, f in zip(self.public, self.passed_as)])
+
+    def positional(self, params: Callable[..., Any]) -> Callable[..., Any]:
+        """``params`` (the leading arguments positionally, these by name) as a function of the op's
+        positional arguments, as the kernels, fake kernels and device recipes call it."""
+        n = self.n_leading
+
+        def resolve(*args: Any) -> Any:
+            return params(*args[:n], **self.named(args[n:]))
+
+        resolve.__doc__ = params.__doc__
+        return resolve
 
 
 def signature_without(signature: Callable, names: Sequence[str], name: str, doc: str) -> Callable:
@@ -152,33 +180,14 @@ def window_array(window: torch.Tensor | None, win_length: int, n_fft: int, publi
 
 
 def stft_params(
-    y: torch.Tensor,
-    window: torch.Tensor | None,
-    window_spec: str,
-    n_fft: int,
-    hop_length: int | None,
-    win_length: int | None,
-    center: bool,
-    pad_mode: str,
-    output: str,
-    public: str = "stft",
+    y: torch.Tensor, window: torch.Tensor | None, window_spec: str, *, public: str = "stft", **kw: Any
 ) -> StftParams:
-    """stft's parameters for input ``y`` (real tensor, possibly fake); a window tensor replaces
+    """stft's parameters for input ``y`` (real tensor, possibly fake; ``kw``: specux::stft's arguments after
+    ``window_spec``, by name: :data:`specux.torch._ops_stft.STFT_ARGS`); a window tensor replaces
     ``window_spec``."""
     precision = _validate.real_dtype(y, public, "y")
     spec = "boxcar" if window is not None else decode_spec(window_spec)
-    p = _validate.stft_params(
-        tuple(int(s) for s in y.shape),
-        precision,
-        n_fft=n_fft,
-        hop_length=hop_length,
-        win_length=win_length,
-        window=spec,
-        center=center,
-        pad_mode=pad_mode,
-        output=output,
-        public=public,
-    )
+    p = _validate.stft_params(tuple(int(s) for s in y.shape), precision, window=spec, public=public, **kw)
     w = window_array(window, p.win_length, p.n_fft, public)
     return p if w is None else dataclasses.replace(p, window=w)
 

@@ -33,7 +33,9 @@ from specux.ops.cepstral import DCT_TYPES as _DCT_TYPES
 from specux.ops.mel import COMPATS as _COMPATS
 from specux.torch import _fft, _ops, _ops_cq, _ops_device
 from specux.torch._device_op import DEVICE_BACKENDS
+from specux.torch._ops_features import LFCC_ARGS, MEL_ARGS, MFCC_ARGS
 from specux.torch._ops_icqt import route as _icqt_route
+from specux.torch._ops_stft import ISTFT_ARGS, STFT_ARGS
 from specux.torch._params import OpArguments, encode_spec
 
 _HOST_BACKENDS = ("auto", "cpu")
@@ -215,31 +217,64 @@ def _warn_if_real(D: Tensor) -> Tensor:
     return D.to(torch.complex64 if D.dtype == torch.float32 else torch.complex128)
 
 
+def _takes(
+    signal: str, arguments: OpArguments, *own: str, before: dict[str, str] | None = None
+) -> Callable[[Callable], Callable]:
+    """Declare a route's parameters: ``signal``, the op's ``arguments`` (spelled in its signature, by their
+    public names) and the route's ``own`` (backend, dtype, ...), all passed by name by :func:`call`.
+
+    The public function's order (a test compares the two) is the op's but where ``before`` says: each of its
+    names (one of ``own``, or one of the op's that the public function puts elsewhere) goes just before the
+    name it maps to, in the mapping's order; ``own`` names not placed come last.
+    """
+
+    def declare(route: Callable) -> Callable:
+        names = [*arguments.public, *own]
+        for name, anchor in (before or {}).items():
+            names.remove(name)
+            names.insert(names.index(anchor), name)
+        kind = inspect.Parameter.KEYWORD_ONLY
+        route.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(signal, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+            + [inspect.Parameter(name, kind) for name in names]
+        )
+        return route
+
+    return declare
+
+
 # --- stft / istft -------------------------------------------------------------------------------------------
 
 
-def stft(y, *, n_fft, hop_length, win_length, window, center, dtype, pad_mode, output, backend):
+@_takes("y", STFT_ARGS, "window", "dtype", "backend", before={"window": "center", "dtype": "pad_mode"})
+def stft(y, *, window, dtype, backend, **kw):
     _check_backend(y, backend, "stft", "stft")
-    w, spec = _window(window, y, win_length, n_fft)
+    w, spec = _window(window, y, kw["win_length"], kw["n_fft"])
+    args = STFT_ARGS.passed(kw)
     if backend not in _HOST_BACKENDS:  # the device's own layout is (bins, frames)
-        args = (n_fft, hop_length, win_length, center, pad_mode, output)
         return _op("stft", backend)(_float_signal(y, dtype), w, spec, *args)
     # the kernel's own layout (frames, bins), returned as the transposed view: no copy (see stft_frames)
-    D = _ops.stft_frames(
-        _float_signal(y, dtype), w, spec, n_fft, hop_length, win_length, center, pad_mode, output
-    )
-    return D.transpose(-2, -3) if output == "real_imag" else D.transpose(-1, -2)
+    D = _ops.stft_frames(_float_signal(y, dtype), w, spec, *args)
+    return D.transpose(-2, -3) if kw["output"] == "real_imag" else D.transpose(-1, -2)
 
 
-def istft(stft_matrix, *, hop_length, win_length, n_fft, window, center, dtype, length, nola, backend):
+@_takes(
+    "stft_matrix",
+    ISTFT_ARGS,
+    "window",
+    "dtype",
+    "backend",
+    before={"window": "center", "n_fft": "window", "dtype": "length"},
+)
+def istft(stft_matrix, *, window, dtype, backend, **kw):
     _check_backend(stft_matrix, backend, "istft", "istft")
     D = _warn_if_real(stft_matrix)
     want = _real_dtype(dtype)
     if want is not None:
         D = D.to({torch.float32: torch.complex64, torch.float64: torch.complex128}.get(want, want))
-    n = 2 * (D.shape[-2] - 1) if n_fft is None else n_fft
-    w, spec = _window(window, D, win_length, n)
-    return _op("istft", backend)(D, w, spec, n_fft, hop_length, win_length, center, length, nola)
+    n = 2 * (D.shape[-2] - 1) if kw["n_fft"] is None else kw["n_fft"]
+    w, spec = _window(window, D, kw["win_length"], n)
+    return _op("istft", backend)(D, w, spec, *ISTFT_ARGS.passed(kw))
 
 
 # --- mel / cepstral -----------------------------------------------------------------------------------------
@@ -258,26 +293,8 @@ def _bank_of_spectrogram(S: Tensor, basis) -> Tensor:
     return torch.matmul(torch.as_tensor(np.array(basis), dtype=S.dtype, device=S.device), S)
 
 
-def melspectrogram(
-    y,
-    *,
-    sr,
-    S,
-    n_fft,
-    hop_length,
-    win_length,
-    window,
-    center,
-    pad_mode,
-    power,
-    n_mels,
-    fmin,
-    fmax,
-    htk,
-    norm,
-    compat,
-    backend,
-):
+@_takes("y", MEL_ARGS, "S", "window", "backend", before={"S": "n_fft", "window": "center"})
+def melspectrogram(y, *, S, window, backend, **kw):
     if S is not None:
         # a given spectrogram is only multiplied by the bank: a matrix product that torch differentiates
         # itself
@@ -285,73 +302,16 @@ def melspectrogram(
         _check_backend(S, backend, "melspectrogram", "melspectrogram")
         from specux.ops.mel import mel_validate
 
-        p = mel_validate(
-            S,
-            from_spectrogram=True,
-            sr=sr,
-            n_fft=n_fft,
-            hop_length=hop_length,
-            win_length=win_length,
-            window=window,
-            center=center,
-            pad_mode=pad_mode,
-            power=power,
-            n_mels=n_mels,
-            fmin=fmin,
-            fmax=fmax,
-            htk=htk,
-            norm=norm,
-            compat=compat,
-        )
+        p = mel_validate(S, from_spectrogram=True, window=window, **MEL_ARGS.from_public(kw))
         return _bank_of_spectrogram(S, p.basis)
     _check_backend(y, backend, "melspectrogram", "melspectrogram")
-    w, spec = _window(window, y, win_length, _mel_n_fft(compat, n_fft))
-    return _op("melspectrogram", backend)(
-        y,
-        w,
-        None,
-        spec,
-        sr,
-        n_fft,
-        hop_length,
-        win_length,
-        center,
-        pad_mode,
-        float(power),
-        n_mels,
-        float(fmin),
-        fmax,
-        htk,
-        encode_spec(norm),
-        compat,
-    )
+    w, spec = _window(window, y, kw["win_length"], _mel_n_fft(kw["compat"], kw["n_fft"]))
+    kw["norm"] = encode_spec(kw["norm"])
+    return _op("melspectrogram", backend)(y, w, None, spec, *MEL_ARGS.passed(kw))
 
 
-def mfcc(
-    y,
-    *,
-    sr,
-    S,
-    n_mfcc,
-    dct_type,
-    norm,
-    lifter,
-    n_fft,
-    hop_length,
-    win_length,
-    window,
-    center,
-    pad_mode,
-    power,
-    n_mels,
-    fmin,
-    fmax,
-    htk,
-    mel_norm,
-    top_db,
-    compat,
-    backend,
-):
+@_takes("y", MFCC_ARGS, "S", "window", "backend", before={"S": "n_mfcc", "window": "center"})
+def mfcc(y, *, S, window, backend, **kw):
     if S is not None:
         # a given log-power spectrogram only meets the DCT matrix: a product torch differentiates itself
         _refuse_given("mfcc", "S", backend)
@@ -359,82 +319,23 @@ def mfcc(
         from specux.ops.cepstral import dct_matrix
         from specux.ops.mel import resolve
 
-        n = resolve(compat, "n_mfcc", n_mfcc)
+        n = resolve(kw["compat"], "n_mfcc", kw["n_mfcc"])
         if n > S.shape[-2]:
             raise ValueError(f"mfcc: n_mfcc={n} must be <= the number of mel bands ({S.shape[-2]})")
-        return _bank_of_spectrogram(S, dct_matrix(n, S.shape[-2], dct_type, norm, float(lifter)))
+        return _bank_of_spectrogram(
+            S, dct_matrix(n, S.shape[-2], kw["dct_type"], kw["norm"], float(kw["lifter"]))
+        )
     _check_backend(y, backend, "mfcc", "mfcc")
-    w, spec = _window(window, y, win_length, _mel_n_fft(compat, n_fft))
-    return _op("mfcc", backend)(
-        y,
-        w,
-        None,
-        None,
-        spec,
-        sr,
-        n_mfcc,
-        dct_type,
-        norm,
-        float(lifter),
-        n_fft,
-        hop_length,
-        win_length,
-        center,
-        pad_mode,
-        float(power),
-        n_mels,
-        float(fmin),
-        fmax,
-        htk,
-        encode_spec(mel_norm),
-        top_db,
-        compat,
-    )
+    w, spec = _window(window, y, kw["win_length"], _mel_n_fft(kw["compat"], kw["n_fft"]))
+    kw["mel_norm"] = encode_spec(kw["mel_norm"])
+    return _op("mfcc", backend)(y, w, None, None, spec, *MFCC_ARGS.passed(kw))
 
 
-def lfcc(
-    waveform,
-    *,
-    sample_rate,
-    n_filter,
-    f_min,
-    f_max,
-    n_lfcc,
-    dct_type,
-    norm,
-    log_lf,
-    n_fft,
-    win_length,
-    hop_length,
-    window,
-    power,
-    center,
-    pad_mode,
-    backend,
-):
+@_takes("waveform", LFCC_ARGS, "window", "backend", before={"window": "power"})
+def lfcc(waveform, *, window, backend, **kw):
     _check_backend(waveform, backend, "lfcc", "lfcc")
-    w, spec = _window(window, waveform, win_length, n_fft)
-    return _op("lfcc", backend)(
-        waveform,
-        w,
-        None,
-        None,
-        spec,
-        sample_rate,
-        n_filter,
-        float(f_min),
-        f_max,
-        n_lfcc,
-        dct_type,
-        norm,
-        log_lf,
-        n_fft,
-        win_length,
-        hop_length,
-        float(power),
-        center,
-        pad_mode,
-    )
+    w, spec = _window(window, waveform, kw["win_length"], kw["n_fft"])
+    return _op("lfcc", backend)(waveform, w, None, None, spec, *LFCC_ARGS.passed(kw))
 
 
 # --- constant-Q and chroma ----------------------------------------------------------------------------------
@@ -450,22 +351,6 @@ def _cq_window(window: Any, public: str) -> str:
 
 def _float_or_none(v: Any) -> float | None:
     return None if v is None else float(v)
-
-
-def _takes(signal: str, arguments: OpArguments, *own: str) -> Callable[[Callable], Callable]:
-    """Declare a route's parameters: ``signal``, the op's ``arguments`` (spelled in its signature, and in the
-    public function's order: a test compares the two) and the route's ``own`` (dtype, backend), all passed
-    by name by :func:`call`."""
-
-    def declare(route: Callable) -> Callable:
-        kind = inspect.Parameter.KEYWORD_ONLY
-        route.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-            [inspect.Parameter(signal, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-            + [inspect.Parameter(name, kind) for name in (*arguments.names, *own)]
-        )
-        return route
-
-    return declare
 
 
 @_takes("y", _ops_cq.VQT_ARGS, "dtype", "backend")
