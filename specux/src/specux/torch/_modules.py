@@ -30,7 +30,16 @@ from torch import Tensor, nn
 
 import specux
 from specux.torch import _ops
-from specux.torch._ops_cq import CQT_ARGS, VQT_ARGS, _cqt_as_vqt, intervals_arg, vqt_params
+from specux.torch._ops_cq import (
+    CHROMA_CQT_ARGS,
+    CHROMA_STFT_ARGS,
+    CQT_ARGS,
+    VQT_ARGS,
+    _chroma_cqt_parts,
+    _cqt_as_vqt,
+    intervals_arg,
+    vqt_params,
+)
 from specux.torch._ops_features import LFCC_ARGS, MEL_ARGS, MFCC_ARGS, lfcc_params
 from specux.torch._ops_stft import ISTFT_ARGS, STFT_ARGS
 from specux.torch._params import OpArguments, encode_spec
@@ -527,7 +536,6 @@ class Chroma(nn.Module):
 
     def _init_cqt(self, a: dict[str, Any]) -> None:
         from specux._filters.constant_q import cq_to_chroma
-        from specux.torch._ops_cq import _chroma_cqt_parts
 
         if a["cqt_mode"] != "full":
             raise ValueError(f"Chroma: cqt_mode must be 'full'; got {a['cqt_mode']!r}")
@@ -545,62 +553,19 @@ class Chroma(nn.Module):
         )
         if a["tuning"] is not None:
             probe = torch.zeros(1, dtype=torch.float64)
-            _, bases, _ = _chroma_cqt_parts(
-                probe,
-                [],
-                None,
-                float(a["sr"]),
-                a["hop_length"],
-                a["fmin"],
-                float(a["tuning"]),
-                a["n_chroma"],
-                a["n_octaves"],
-                a["bins_per_octave"],
-                a["res_type"],
-            )
+            # sr and tuning through float() as this module has always passed them, the rest as given
+            given = {**a, "sr": float(a["sr"]), "tuning": float(a["tuning"])}
+            _, bases, _ = _chroma_cqt_parts(probe, [], None, **CHROMA_CQT_ARGS.from_public(given))
             for i, (w, _) in enumerate(bases):
                 _buffer(self, f"weights_{i}", w)
                 self.weight_names.append(f"weights_{i}")
 
     def forward(self, y: Tensor) -> Tensor:
-        a = self.args
-        tuning = None if a["tuning"] is None else float(a["tuning"])
-        norm = None if a["norm"] is None else float(a["norm"])
         if self.source == "stft":
-            return _ops.chroma_stft(
-                y,
-                self.window,
-                self.chroma_bank,
-                "boxcar",
-                float(a["sr"]),
-                norm,
-                a["n_fft"],
-                a["hop_length"],
-                a["win_length"],
-                a["center"],
-                a["pad_mode"],
-                tuning,
-                a["n_chroma"],
-                float(a["ctroct"]),
-                None if a["octwidth"] is None else float(a["octwidth"]),
-                a["base_c"],
-            )
+            args = CHROMA_STFT_ARGS.passed(self.args)
+            return _ops.chroma_stft(y, self.window, self.chroma_bank, "boxcar", *args)
         weights = [getattr(self, n) for n in self.weight_names]
-        return _ops.chroma_cqt(
-            y,
-            weights,
-            self.fold,
-            float(a["sr"]),
-            a["hop_length"],
-            a["fmin"],
-            norm,
-            float(a["threshold"]),
-            tuning,
-            a["n_chroma"],
-            a["n_octaves"],
-            a["bins_per_octave"],
-            a["res_type"],
-        )
+        return _ops.chroma_cqt(y, weights, self.fold, *CHROMA_CQT_ARGS.passed(self.args))
 
 
 # --- inverses, with torchaudio's names and defaults

@@ -289,37 +289,24 @@ vqt_backward.register_autograd(_vqt_backward_grad, setup_context=_vqt_backward_s
 
 
 def _chroma_stft_parts(
-    y,
-    window,
-    bank,
-    window_spec,
-    sr,
-    norm,
-    n_fft,
-    hop_length,
-    win_length,
-    center,
-    pad_mode,
-    tuning,
-    n_chroma,
-    ctroct,
-    octwidth,
-    base_c,
-):
+    y: Tensor,
+    window: Tensor | None,
+    bank: Tensor | None,
+    window_spec: str,
+    *,
+    sr: float,
+    norm: float | None,
+    tuning: float | None,
+    n_chroma: int,
+    ctroct: float,
+    octwidth: float | None,
+    base_c: bool,
+    **framing: Any,
+) -> tuple:
     """(stft params, power spectrogram or None for fake input, bank (n_chroma, F) float, norm) from the op's
-    arguments."""
-    p = stft_params(
-        y,
-        window,
-        window_spec,
-        n_fft=n_fft,
-        hop_length=hop_length,
-        win_length=win_length,
-        center=center,
-        pad_mode=pad_mode,
-        output="magnitude",
-        public="chroma_stft",
-    )
+    arguments by name (:data:`CHROMA_STFT_ARGS`; ``framing``: the stft's, passed on to
+    :func:`~specux.torch._params.stft_params`)."""
+    p = stft_params(y, window, window_spec, output="magnitude", public="chroma_stft", **framing)
     F = p.n_fft // 2 + 1
     if bank is not None and (bank.dim() != 2 or tuple(bank.shape) != (n_chroma, F)):
         raise ValueError(
@@ -371,6 +358,11 @@ def _chroma_stft_signature(
     raise AssertionError("a signature only")
 
 
+#: specux::chroma_stft's arguments after the signal, the window and bank tensors and ``window_spec`` (its
+#: schema, the kernels', the route's)
+CHROMA_STFT_ARGS = OpArguments.of(_chroma_stft_signature, 4)
+
+
 def _chroma_stft_forward(x, parts):
     _, power, B, norm = parts
     raw = np.matmul(B.astype(np.result_type(B.dtype, power.dtype), copy=False), power)
@@ -393,7 +385,7 @@ chroma_stft, chroma_stft_backward = define_signal_op(
     _chroma_stft_signature,
     3,
     check=lambda y, *args: check_cpu(y, "chroma_stft"),
-    params=_chroma_stft_parts,
+    params=CHROMA_STFT_ARGS.positional(_chroma_stft_parts),
     forward=_chroma_stft_forward,
     backward=_chroma_stft_backward,
     out_shape=lambda y, parts: (*y.shape[:-1], parts[2].shape[0], parts[0].n_frames),
@@ -408,8 +400,22 @@ _CQT_FIXED = dict(filter_scale=1.0, norm=1.0, sparsity=0.01, scale=True, pad_mod
 
 
 def _chroma_cqt_parts(
-    y, weights, fold, sr, hop_length, fmin, tuning, n_chroma, n_octaves, bins_per_octave, res_type
-):
+    y: Tensor,
+    weights: list[Tensor],
+    fold: Tensor | None,
+    *,
+    fmin: float | None,
+    norm: float | None,
+    threshold: float,
+    tuning: float | None,
+    n_chroma: int,
+    n_octaves: int,
+    bins_per_octave: int | None,
+    **kw: Any,
+) -> tuple:
+    """(vqt params, per-octave bases, folding matrix or None for a fake ``fold``) from specux::chroma_cqt's
+    arguments by name (:data:`CHROMA_CQT_ARGS`; ``norm`` and ``threshold`` are the kernels', applied to the
+    folded output; ``kw``: passed on to :func:`vqt_params`)."""
     if n_chroma <= 0 or n_octaves <= 0:
         raise ValueError(f"chroma_cqt: n_chroma and n_octaves must be positive; got {n_chroma}, {n_octaves}")
     bpo = n_chroma if bins_per_octave is None else bins_per_octave
@@ -424,12 +430,10 @@ def _chroma_cqt_parts(
         tuning=tuning,
         window="hann",
         intervals=None,
-        sr=sr,
-        hop_length=hop_length,
         fmin=fmin,
         n_bins=n_octaves * bpo,
         bins_per_octave=bpo,
-        res_type=res_type,
+        **kw,
         **_CQT_FIXED,
     )
     if fold is not None:
@@ -447,7 +451,7 @@ def _fold(M: np.ndarray, mag: np.ndarray) -> np.ndarray:
     return np.matmul(M.astype(np.result_type(M.dtype, mag.dtype), copy=False), mag)
 
 
-def _chroma_cqt(
+def _chroma_cqt_signature(
     y: Tensor,
     weights: list[Tensor],
     fold: Tensor | None,
@@ -464,30 +468,43 @@ def _chroma_cqt(
 ) -> Tensor:
     """specux.chroma_cqt of a signal tensor (see :func:`specux.chroma_cqt`); ``fold`` (n_chroma, n_bins) may
     replace the derived folding matrix (e.g. one built with a ``window``)."""
+    raise AssertionError("a signature only")
+
+
+#: specux::chroma_cqt's arguments after the signal, the weights and the fold (its schema, the kernels', the
+#: route's)
+CHROMA_CQT_ARGS = OpArguments.of(_chroma_cqt_signature, 3)
+
+
+def _chroma_cqt(y: Tensor, weights: list[Tensor], fold: Tensor | None, *args: Any) -> Tensor:
     check_cpu(y, "chroma_cqt")
-    p, bases, M = _chroma_cqt_parts(
-        y, weights, fold, sr, hop_length, fmin, tuning, n_chroma, n_octaves, bins_per_octave, res_type
-    )
+    a = CHROMA_CQT_ARGS.named(args)
+    p, bases, M = _chroma_cqt_parts(y, weights, fold, **a)
     warn_if_short(int(y.shape[-1]), p, "chroma_cqt")
     C = _adjoint_cq.forward(numpy_of(y), p, bases)
     chroma = _fold(M, np.abs(C))
-    chroma[chroma < threshold] = 0.0
-    return tensor_of(normalize(chroma, norm=norm, axis=-2))
+    chroma[chroma < a["threshold"]] = 0.0
+    return tensor_of(normalize(chroma, norm=a["norm"], axis=-2))
 
 
-chroma_cqt = op_from_signature("chroma_cqt", _chroma_cqt, _chroma_cqt)
+_chroma_cqt.__doc__ = _chroma_cqt_signature.__doc__
+
+chroma_cqt = op_from_signature("chroma_cqt", _chroma_cqt_signature, _chroma_cqt)
 
 
 @chroma_cqt.register_fake
-def _(y, weights, fold, sr, hop_length, fmin, norm, threshold, tuning, n_chroma, *rest):
-    p, bases, _ = _chroma_cqt_parts(y, weights, fold, sr, hop_length, fmin, tuning, n_chroma, *rest)
+def _(y, weights, fold, *args):
+    a = CHROMA_CQT_ARGS.named(args)
+    p, bases, _ = _chroma_cqt_parts(y, weights, fold, **a)
     T = output_frames(int(y.shape[-1]), vqt_plan(p), bases)
-    return y.new_empty((*y.shape[:-1], n_chroma, T))
+    return y.new_empty((*y.shape[:-1], a["n_chroma"], T))
 
 
-def _chroma_cqt_backward(grad, y, weights, fold, sr, hop_length, fmin, norm, threshold, *rest) -> Tensor:
+def _chroma_cqt_backward(grad, y, weights, fold, *args) -> Tensor:
     """Gradient of specux::chroma_cqt with respect to ``y``."""
-    p, bases, M = _chroma_cqt_parts(y, weights, fold, sr, hop_length, fmin, *rest)
+    a = CHROMA_CQT_ARGS.named(args)
+    threshold, norm = a["threshold"], a["norm"]
+    p, bases, M = _chroma_cqt_parts(y, weights, fold, **a)
     x = numpy_of(y)
     C = _adjoint_cq.forward(x, p, bases)
     mag = np.abs(C)
@@ -501,7 +518,7 @@ def _chroma_cqt_backward(grad, y, weights, fold, sr, hop_length, fmin, norm, thr
 
 
 chroma_cqt_backward = op_from_signature(
-    "chroma_cqt_backward", _chroma_cqt, _chroma_cqt_backward, backward=True
+    "chroma_cqt_backward", _chroma_cqt_signature, _chroma_cqt_backward, backward=True
 )
 chroma_cqt_backward.register_fake(like_signal)
 
@@ -524,7 +541,7 @@ def _chroma_cqt_grad(ctx, grad):
         if ctx.needs_input_grad[0]
         else None
     )
-    return (gy, [None] * ctx.n_weights) + (None,) * 11
+    return (gy, [None] * ctx.n_weights, None) + (None,) * len(ctx.args)  # no gradient for fold or scalars
 
 
 chroma_cqt.register_autograd(_chroma_cqt_grad, setup_context=_chroma_cqt_setup)

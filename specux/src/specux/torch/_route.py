@@ -349,10 +349,6 @@ def _cq_window(window: Any, public: str) -> str:
     raise TypeError(f"{public}: for torch inputs, window must be a name or a (name, parameter) tuple")
 
 
-def _float_or_none(v: Any) -> float | None:
-    return None if v is None else float(v)
-
-
 @_takes("y", _ops_cq.VQT_ARGS, "dtype", "backend")
 def vqt(y, *, intervals, window, dtype, backend, **kw):
     _check_backend(y, backend, "vqt", "vqt")
@@ -367,25 +363,8 @@ def cqt(y, *, window, dtype, backend, **kw):
     return _op("cqt", backend)(_float_signal(y, dtype), [], *_ops_cq.CQT_ARGS.passed(kw))
 
 
-def chroma_stft(
-    y,
-    *,
-    sr,
-    S,
-    norm,
-    n_fft,
-    hop_length,
-    win_length,
-    window,
-    center,
-    pad_mode,
-    tuning,
-    n_chroma,
-    ctroct,
-    octwidth,
-    base_c,
-    backend,
-):
+@_takes("y", _ops_cq.CHROMA_STFT_ARGS, "S", "window", "backend", before={"S": "norm", "window": "center"})
+def chroma_stft(y, *, S, window, backend, **kw):
     if S is not None:
         raise UnsupportedOperationError(
             "specux.chroma_stft: for torch tensors pass the signal y (differentiable through "
@@ -393,45 +372,20 @@ def chroma_stft(
             "the S= variant runs on numpy arrays (pass S.detach().numpy())"
         )
     _check_backend(y, backend, "chroma_stft", "chroma_stft")
-    w, spec = _window(window, y, win_length, n_fft)
-    return _ops.chroma_stft(
-        y,
-        w,
-        None,
-        spec,
-        float(sr),
-        _float_or_none(norm),
-        n_fft,
-        hop_length,
-        win_length,
-        center,
-        pad_mode,
-        _float_or_none(tuning),
-        n_chroma,
-        float(ctroct),
-        _float_or_none(octwidth),
-        base_c,
-    )
+    w, spec = _window(window, y, kw["win_length"], kw["n_fft"])
+    return _ops.chroma_stft(y, w, None, spec, *_ops_cq.CHROMA_STFT_ARGS.passed(kw))
 
 
-def chroma_cqt(
-    y,
-    *,
-    sr,
-    C,
-    hop_length,
-    fmin,
-    norm,
-    threshold,
-    tuning,
-    n_chroma,
-    n_octaves,
-    window,
-    bins_per_octave,
-    cqt_mode,
-    res_type,
-    backend,
-):
+@_takes(
+    "y",
+    _ops_cq.CHROMA_CQT_ARGS,
+    "C",
+    "window",
+    "cqt_mode",
+    "backend",
+    before={"C": "hop_length", "window": "bins_per_octave", "cqt_mode": "res_type"},
+)
+def chroma_cqt(y, *, C, window, cqt_mode, backend, **kw):
     if C is not None:
         raise UnsupportedOperationError(
             "specux.chroma_cqt: for torch tensors pass the signal y (differentiable through "
@@ -447,24 +401,13 @@ def chroma_cqt(
     if window is not None:
         from specux._filters.constant_q import cq_to_chroma
 
+        n_chroma, bins_per_octave = kw["n_chroma"], kw["bins_per_octave"]
         bpo = n_chroma if bins_per_octave is None else bins_per_octave
-        M = cq_to_chroma(n_octaves * bpo, bins_per_octave=bpo, n_chroma=n_chroma, fmin=fmin, window=window)
+        M = cq_to_chroma(
+            kw["n_octaves"] * bpo, bins_per_octave=bpo, n_chroma=n_chroma, fmin=kw["fmin"], window=window
+        )
         fold = torch.as_tensor(np.array(M, dtype=np.float64))
-    return _ops.chroma_cqt(
-        y,
-        [],
-        fold,
-        float(sr),
-        hop_length,
-        _float_or_none(fmin),
-        _float_or_none(norm),
-        float(threshold),
-        _float_or_none(tuning),
-        n_chroma,
-        n_octaves,
-        bins_per_octave,
-        res_type,
-    )
+    return _ops.chroma_cqt(y, [], fold, *_ops_cq.CHROMA_CQT_ARGS.passed(kw))
 
 
 # --- fftconvolve and the FFT family -------------------------------------------------------------------------
