@@ -11,8 +11,8 @@ backend (``"opencl"``, ``"cuda"``, ``"metal"``) the operations of :data:`specux.
 on that backend's device ops, the same arguments plus the backend's name (:func:`_op`); so does a CUDA
 tensor with ``"cuda"`` (the hook names ``"cuda"`` for ``"auto"``): the device ops have CUDA kernels that run
 on the tensor's memory. A float32 / float64 CUDA tensor passed to :mod:`specux.fft` with ``"auto"`` or
-``"cuda"`` runs on the FFT ops' CUDA kernels (the cuda backend's generated FFTs). Any other case is checked by the backend registry, which raises with the
-reason (no other torch ops exist on GPUs in this build).
+``"cuda"`` runs on the FFT ops' CUDA kernels (the cuda backend's generated FFTs). Any other case is checked
+by the backend registry, which raises with the reason (no other torch ops exist on GPUs in this build).
 """
 
 from __future__ import annotations
@@ -44,9 +44,8 @@ _HOST_BACKENDS = ("auto", "cpu")
 def _check_backend(x: Tensor, backend: str, op: str, public: str) -> None:
     if backend in _HOST_BACKENDS and x.device.type == "cpu":
         return
-    if op in _ops_device.OPS and (
-        (backend in DEVICE_BACKENDS and x.device.type == "cpu") or (backend == "cuda" and x.device.type == "cuda")
-    ):
+    on_cpu = backend in DEVICE_BACKENDS and x.device.type == "cpu"
+    if op in _ops_device.OPS and (on_cpu or (backend == "cuda" and x.device.type == "cuda")):
         return  # the device op checks the backend itself (in its fake kernel too, so at trace time)
     from specux._backends import registry
 
