@@ -29,7 +29,8 @@ import torch
 from torch import Tensor, nn
 
 import specux
-from specux.torch import _ops
+from specux.errors import UnsupportedOperationError
+from specux.torch import _ops, _ops_device
 from specux.torch._ops_cq import (
     CHROMA_CQT_ARGS,
     CHROMA_STFT_ARGS,
@@ -47,6 +48,30 @@ from specux.torch._params import OpArguments, encode_spec
 # Buffers are built in float64 and stored in the module's ``dtype`` (torch's factory keyword; default: torch's
 # default dtype, float32 unless changed), as nn.Linear stores its weights. module.to(torch.float64) converts
 # float32 buffers (keeping their float32 rounding); dtype=torch.float64 at construction keeps full precision.
+
+
+def _on_cuda(x: Tensor) -> bool:
+    return x.device.type == "cuda"
+
+
+def _op(module: nn.Module, name: str, x: Tensor, device: bool = True) -> Any:
+    """The op computing ``name`` for ``x``: the CPU op for a CPU tensor (or a meta / fake one), the device op
+    on the cuda backend for a CUDA tensor (forward and adjoint kernels in place on the tensor, with the
+    module's buffers as its constants: :mod:`specux.torch._device_op`); another device is refused by name
+    rather than copied. ``device=False``: the module has no device route (the constant-Q modules' weights
+    and the chroma modules' steps have no device op that would use them)."""
+    if device and _on_cuda(x) and name in _ops_device.OPS:
+        op = _ops_device.OPS[name]
+        return lambda *args: op(*args, "cuda")
+    if x.device.type in ("cpu", "meta"):
+        return getattr(_ops, name)
+    on_cuda = ", ".join(f"specux.torch.{n}" for n in ("STFT", "ISTFT", "MelSpectrogram", "MFCC", "LFCC"))
+    public = name.removesuffix("_frames")
+    raise UnsupportedOperationError(
+        f"specux.torch.{type(module).__name__}: runs on CPU tensors; on CUDA tensors {on_cuda} run; got a "
+        f"tensor on {x.device} (move it with .cpu(), or call the functional specux.{public} on it, which "
+        "says where it runs)"
+    )
 
 
 def _defaults(fn: Any, skip: tuple[str, ...]) -> dict[str, Any]:
@@ -158,8 +183,11 @@ class STFT(nn.Module):
         _buffer(self, "window", p.window)
 
     def forward(self, y: Tensor) -> Tensor:
-        # the kernel's own layout (frames, bins), returned as the transposed view, as specux.stft does
-        D = _ops.stft_frames(y, self.window, "boxcar", *STFT_ARGS.passed(_op_values(self, STFT_ARGS)))
+        args = STFT_ARGS.passed(_op_values(self, STFT_ARGS))
+        if _on_cuda(y):  # the device op's layout is (bins, frames) already
+            return _op(self, "stft", y)(y, self.window, "boxcar", *args)
+        # the CPU kernel's own layout (frames, bins), returned as the transposed view, as specux.stft does
+        D = _op(self, "stft_frames", y)(y, self.window, "boxcar", *args)
         return D.transpose(-2, -3) if self.output == "real_imag" else D.transpose(-1, -2)
 
 
@@ -206,7 +234,7 @@ class ISTFT(nn.Module):
         values = _op_values(self, ISTFT_ARGS)
         if length is not None:
             values["length"] = length
-        return _ops.istft(stft_matrix, self.window, "boxcar", *ISTFT_ARGS.passed(values))
+        return _op(self, "istft", stft_matrix)(stft_matrix, self.window, "boxcar", *ISTFT_ARGS.passed(values))
 
 
 def _mel_args(cls_name: str, fn: Any, kwargs: dict[str, Any], skip: tuple[str, ...] = ()) -> tuple[dict, Any]:
@@ -263,7 +291,8 @@ class MelSpectrogram(nn.Module):
     def forward(self, y: Tensor) -> Tensor:
         values = _op_values(self, MEL_ARGS, self.args)
         values["norm"] = encode_spec(values["norm"])
-        return _ops.melspectrogram(y, self.window, self.mel_basis, "boxcar", *MEL_ARGS.passed(values))
+        op = _op(self, "melspectrogram", y)
+        return op(y, self.window, self.mel_basis, "boxcar", *MEL_ARGS.passed(values))
 
 
 class MFCC(nn.Module):
@@ -311,7 +340,8 @@ class MFCC(nn.Module):
     def forward(self, y: Tensor) -> Tensor:
         values = _op_values(self, MFCC_ARGS, self.args)
         values["mel_norm"] = encode_spec(values["mel_norm"])
-        return _ops.mfcc(y, self.window, self.mel_basis, self.dct, "boxcar", *MFCC_ARGS.passed(values))
+        op = _op(self, "mfcc", y)
+        return op(y, self.window, self.mel_basis, self.dct, "boxcar", *MFCC_ARGS.passed(values))
 
 
 class LFCC(nn.Module):
@@ -356,7 +386,7 @@ class LFCC(nn.Module):
 
     def forward(self, waveform: Tensor) -> Tensor:
         values = _op_values(self, LFCC_ARGS, self.args)
-        return _ops.lfcc(
+        return _op(self, "lfcc", waveform)(
             waveform, self.window, self.filter_bank, self.dct, "boxcar", *LFCC_ARGS.passed(values)
         )
 
@@ -441,7 +471,8 @@ class CQT(_ConstantQ):
     _as_vqt = staticmethod(_cqt_as_vqt)
 
     def forward(self, y: Tensor) -> Tensor:
-        return _ops.cqt(y, self.weights(), *self._op_args())
+        # on CUDA a device basis would stand in for the module's weights: refused (_op) rather than ignored
+        return _op(self, "cqt", y, device=False)(y, self.weights(), *self._op_args())
 
 
 class VQT(_ConstantQ):
@@ -468,7 +499,7 @@ class VQT(_ConstantQ):
     _name = "VQT"
 
     def forward(self, y: Tensor) -> Tensor:
-        return _ops.vqt(y, self.weights(), *self._op_args())
+        return _op(self, "vqt", y, device=False)(y, self.weights(), *self._op_args())
 
 
 class Chroma(nn.Module):
@@ -563,9 +594,11 @@ class Chroma(nn.Module):
     def forward(self, y: Tensor) -> Tensor:
         if self.source == "stft":
             args = CHROMA_STFT_ARGS.passed(self.args)
-            return _ops.chroma_stft(y, self.window, self.chroma_bank, "boxcar", *args)
+            op = _op(self, "chroma_stft", y, device=False)
+            return op(y, self.window, self.chroma_bank, "boxcar", *args)
         weights = [getattr(self, n) for n in self.weight_names]
-        return _ops.chroma_cqt(y, weights, self.fold, *CHROMA_CQT_ARGS.passed(self.args))
+        op = _op(self, "chroma_cqt", y, device=False)
+        return op(y, weights, self.fold, *CHROMA_CQT_ARGS.passed(self.args))
 
 
 # --- inverses, with torchaudio's names and defaults

@@ -1,0 +1,109 @@
+"""The nn.Module wrappers on CUDA tensors: STFT, ISTFT, MelSpectrogram, MFCC and LFCC run the device ops on
+the cuda backend with their buffers as constants; the others refuse a CUDA tensor by name.
+
+No GPU here: a CPU tensor is made to take the CUDA branch (``_modules._on_cuda``) and the device op's
+backend is the opencl one (PoCL in CI), so what is checked is the module -> device op plumbing (which op,
+arguments in order, the buffers passed, the layout of STFT's result, gradients), against the same module
+on the CPU ops. The CUDA kernels themselves run only on a GPU (scripts/dev/gpu_check.py).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from specux_test_support import rel_err, tolerance
+
+torch = pytest.importorskip("torch")
+
+import specux.torch as st  # noqa: E402
+from specux.errors import UnsupportedOperationError  # noqa: E402
+from specux.torch import _device_op, _modules  # noqa: E402
+
+SR = 8000
+
+MODULES = {
+    "stft": lambda: st.STFT(n_fft=256, hop_length=64),
+    "stft_real_imag": lambda: st.STFT(n_fft=200, hop_length=50, output="real_imag", window="hamming"),
+    "melspectrogram": lambda: st.MelSpectrogram(sr=SR, n_fft=256, hop_length=64, n_mels=20),
+    "mfcc": lambda: st.MFCC(sr=SR, n_fft=256, hop_length=64, n_mels=20, n_mfcc=13),
+    "lfcc": lambda: st.LFCC(sample_rate=SR, n_fft=256, hop_length=64, n_filter=24, n_lfcc=10),
+}
+#: the tolerance key of each
+KEYS = {"stft_real_imag": "stft"}
+
+
+def _value_and_grad(module, y):
+    x = y.detach().clone().requires_grad_()
+    out = module(x)
+    w = torch.randn(out.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float32)
+    loss = (torch.view_as_real(out) if out.is_complex() else out)
+    loss = (loss * (torch.view_as_real(w.to(out.dtype)) if out.is_complex() else w)).sum()
+    (g,) = torch.autograd.grad(loss, x)
+    return out.detach(), g
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_the_cuda_branch_runs_the_device_op_with_the_buffers(name, opencl, monkeypatch):
+    module = MODULES[name]()
+    y = torch.randn(2, 3000, generator=torch.Generator().manual_seed(0))
+    want, want_grad = _value_and_grad(module, y)
+    used = []
+    real_backend_of = _device_op.backend_of
+
+    def backend_of(backend, recipe, p):
+        assert backend == "cuda"
+        used.append(recipe.op)
+        return real_backend_of("opencl", recipe, p)
+
+    monkeypatch.setattr(_modules, "_on_cuda", lambda x: True)
+    monkeypatch.setattr(_device_op, "backend_of", backend_of)
+    got, got_grad = _value_and_grad(module, y)
+    assert used and set(used) == {name.removesuffix("_real_imag")}
+    assert got.shape == want.shape and got.dtype == want.dtype
+    key = KEYS.get(name, name)
+    assert rel_err(got.numpy(), want.numpy()) <= tolerance(key, "float32")
+    assert rel_err(got_grad.numpy(), want_grad.numpy()) <= tolerance(key, "float32")
+
+
+def test_istft_module_on_the_cuda_branch(opencl, monkeypatch):
+    module = st.ISTFT(n_fft=256, hop_length=64)
+    D = st.STFT(n_fft=256, hop_length=64)(torch.randn(2, 3000, generator=torch.Generator().manual_seed(2)))
+    want = module(D, length=3000)
+    real_backend_of = _device_op.backend_of
+    monkeypatch.setattr(_modules, "_on_cuda", lambda x: True)
+    monkeypatch.setattr(_device_op, "backend_of", lambda b, r, p: real_backend_of("opencl", r, p))
+    got = module(D, length=3000)
+    assert got.shape == want.shape == (2, 3000)
+    assert rel_err(got.numpy(), want.numpy()) <= tolerance("istft", "float32")
+
+
+def test_a_changed_buffer_reaches_the_device_op(opencl, monkeypatch):
+    """The module's window is the one the device computes with (not re-derived from the arguments)."""
+    module = st.STFT(n_fft=256, hop_length=64, output="magnitude")
+    with torch.no_grad():
+        module.window.mul_(2.0)
+    y = torch.randn(3000, generator=torch.Generator().manual_seed(3))
+    want = module(y)
+    real_backend_of = _device_op.backend_of
+    monkeypatch.setattr(_modules, "_on_cuda", lambda x: True)
+    monkeypatch.setattr(_device_op, "backend_of", lambda b, r, p: real_backend_of("opencl", r, p))
+    got = module(y)
+    assert rel_err(got.numpy(), want.numpy()) <= tolerance("stft", "float32")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: st.CQT(sr=SR, hop_length=64, fmin=100.0, n_bins=12, tuning=0.0),
+        lambda: st.Chroma(sr=SR, n_fft=256, tuning=0.0),
+    ],
+    ids=["CQT", "Chroma"],
+)
+def test_modules_without_a_device_route_refuse_other_devices(make):
+    module = make()
+    stand_in = SimpleNamespace(device=SimpleNamespace(type="cuda"))
+    with pytest.raises(UnsupportedOperationError, match=f"specux.torch.{type(module).__name__}: runs on CPU"):
+        _modules._op(module, "cqt", stand_in, device=False)
+    with pytest.raises(UnsupportedOperationError, match="MelSpectrogram"):
+        _modules._op(module, "cqt", SimpleNamespace(device=SimpleNamespace(type="mps")))
