@@ -1,6 +1,6 @@
 """Kernel templates of fftconvolve (the elementwise passes around its FFTs), written once for every dialect.
 
-Three kernels, all one thread per element of a C-contiguous index grid of up to :data:`MAX_RANK` axes whose
+Four kernels, all one thread per element of a C-contiguous index grid of up to :data:`MAX_RANK` axes whose
 sizes and strides are runtime values (an int table ``geo``, see below), so one compiled kernel serves every
 shape, mode and set of axes:
 
@@ -15,12 +15,20 @@ shape, mode and set of axes:
     ``dst[c] = scale * a[base_a + sum c_k * sa_k] * b[base_b + sum c_k * sb_k]``: the pointwise spectrum
     product, broadcast over the non-convolved axes by zero strides (and over overlap-save's frames for the
     short input's spectrum); real or complex operands of any storage. With ``base``/strides chosen so, it is
-    also the whole operation when no axis is convolved (the broadcast product and its "same" crop).
+    also the whole operation when no axis is convolved (the broadcast product and its "same" crop). With
+    ``conj_b`` the second operand is conjugated (``a * conj(b)``): the spectrum product of a correlation,
+    which the adjoint (:func:`specux._runtime.convolve_exec.fftconvolve_adjoint`) is.
 ``crop`` (:class:`CropSpec`)
     The mode's centred part of the inverse transform into the result: ``dst[base_d + sum c_k * sd_k] =
     src[base_a + sum c_k * sa_k]`` where the position lies in ``[pbase, plen)`` (overlap-save's last,
     partial frame), nothing elsewhere. The destination is strided so that each overlap-save chunk writes its
     frames' valid samples straight into their place in the result.
+``sum`` (:class:`SumSpec`)
+    The adjoint's last pass: ``dst[c] = sum_j src[base_a + sum c_k * sa_k + off(j)]`` over ``count``
+    reduced elements ``j``, whose offsets ``off(j)`` walk the ``nr`` rows that follow the ``nd`` grid rows in
+    ``geo`` (the axes along which the input was broadcast; ``count`` 1 and one row of size 1 when there are
+    none), in a fixed order (so repeatable bit for bit), into a real or complex destination of any storage
+    (a real one takes the real part: the gradient of a real input).
 
 ``geo`` holds :data:`GEO_FIELDS` ints per axis, outermost axis first: the grid size ``dim``, the strides
 ``sa`` / ``sb`` / ``sd`` (in elements, complex counting one) of the operands and the destination (``sd``
@@ -69,6 +77,7 @@ class ProductSpec:
     b_storage: str
     b_complex: bool
     prec: str
+    conj_b: bool = False  # a * conj(b): the correlation of the adjoint (a complex b only)
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,17 @@ class CropSpec:
     complex: bool
     prec: str
     dst_storage: str
+
+
+@dataclass(frozen=True)
+class SumSpec:
+    """Crop of the compute-precision correlation summed over the reduced (broadcast) axes into the gradient
+    (``dst_storage``; a real destination of a complex source takes the real part)."""
+
+    src_complex: bool
+    prec: str
+    dst_storage: str
+    dst_complex: bool
 
 
 def _ptr(name: str, kind: str, const: bool = True) -> Param:
@@ -182,7 +202,9 @@ def product(spec: ProductSpec, d: Dialect) -> KernelSource:
     _header(e, spec.a_storage, spec.b_storage, prec)
     out_complex = spec.a_complex or spec.b_complex
     tags = f"{_tag(spec.a_storage, spec.a_complex)}_{_tag(spec.b_storage, spec.b_complex)}"
-    name = f"spx_conv_product_{tags}_{prec}"
+    if spec.conj_b and not spec.b_complex:
+        raise ValueError("product: conj_b conjugates a complex operand; b is real")
+    name = f"spx_conv_product_{tags}_{prec}" + ("_conjb" if spec.conj_b else "")
     params = (
         _ptr("dst", prec, const=False),
         _ptr("a", spec.a_storage),
@@ -200,12 +222,18 @@ def product(spec: ProductSpec, d: Dialect) -> KernelSource:
             _walk(e, "ab", bounds=False)
             _load(e, prec, spec.a_storage, spec.a_complex, "a", "oa", "x")
             _load(e, prec, spec.b_storage, spec.b_complex, "b", "ob", "y")
-            if spec.a_complex and spec.b_complex:
+            if spec.a_complex and spec.b_complex and spec.conj_b:
+                e.line(f"const {R} p_re = x_re * y_re + x_im * y_im;")
+                e.line(f"const {R} p_im = x_im * y_re - x_re * y_im;")
+            elif spec.a_complex and spec.b_complex:
                 e.line(f"const {R} p_re = x_re * y_re - x_im * y_im;")
                 e.line(f"const {R} p_im = x_re * y_im + x_im * y_re;")
             elif spec.a_complex:
                 e.line(f"const {R} p_re = x_re * y_re;")
                 e.line(f"const {R} p_im = x_im * y_re;")
+            elif spec.b_complex and spec.conj_b:
+                e.line(f"const {R} p_re = x_re * y_re;")
+                e.line(f"const {R} p_im = -(x_re * y_im);")
             elif spec.b_complex:
                 e.line(f"const {R} p_re = x_re * y_re;")
                 e.line(f"const {R} p_im = x_re * y_im;")
@@ -242,6 +270,47 @@ def crop(spec: CropSpec, d: Dialect) -> KernelSource:
     return KernelSource(name, e.text(), params, BLOCK)
 
 
+def sum_(spec: SumSpec, d: Dialect) -> KernelSource:
+    """The cropping, reducing copy of ``spec`` in dialect ``d``."""
+    if spec.dst_complex and not spec.src_complex:
+        raise ValueError("sum: a complex destination needs a complex source")
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, spec.dst_storage, prec)
+    name = f"spx_conv_sum_{_tag(prec, spec.src_complex)}_{_tag(spec.dst_storage, spec.dst_complex)}"
+    params = (
+        _ptr("dst", spec.dst_storage, const=False),
+        _ptr("src", prec),
+        _ptr("geo", "int"),
+        Param("total", "int"),
+        Param("nd", "int"),
+        Param("nr", "int"),
+        Param("count", "int"),
+        Param("base_a", "int"),
+    )
+    zero = d.literal(0.0, prec)
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            _walk(e, "a", bounds=False)
+            e.line(f"{R} acc_re = {zero};")
+            e.line(f"{R} acc_im = {zero};")
+            with e.block("for (int j = 0; j < count; ++j)"):
+                e.line("int q = j;")
+                e.line("int ob = oa;")
+                with e.block("for (int k = nd + nr - 1; k >= nd; --k)"):
+                    e.line(f"const int g = {GEO_FIELDS} * k;")
+                    e.line(f"ob += (q % geo[g + {DIM}]) * geo[g + {SA}];")
+                    e.line(f"q = q / geo[g + {DIM}];")
+                _load(e, prec, prec, spec.src_complex, "src", "ob", "s")
+                e.line("acc_re += s_re;")
+                if spec.src_complex:
+                    e.line("acc_im += s_im;")
+            _store(e, spec.dst_storage, spec.dst_complex, "i", "acc_re", "acc_im")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
 def render(spec: object, d: Dialect) -> KernelSource:
     """Source of the kernel described by any of the spec classes above."""
     if isinstance(spec, PadSpec):
@@ -250,6 +319,8 @@ def render(spec: object, d: Dialect) -> KernelSource:
         return product(spec, d)
     if isinstance(spec, CropSpec):
         return crop(spec, d)
+    if isinstance(spec, SumSpec):
+        return sum_(spec, d)
     raise TypeError(f"no kernel template for {type(spec).__name__}")
 
 
@@ -258,7 +329,8 @@ def cover(storages: tuple[str, ...]) -> list[object]:
     complex inputs padded into real or complex buffers, every real / complex pairing of the product (the
     spectra, and the inputs themselves when no axis is convolved), the real and complex crops; with "f64"
     among ``storages``, also the narrower storages read in float64 (a float32 input convolved with a float64
-    one computes in float64)."""
+    one computes in float64); and the adjoint's conjugating products and reducing crops into real and
+    complex gradients of every storage."""
     precs = {COMPUTE_OF[s] for s in storages}
     pairs = [(False, False), (False, True), (True, False), (True, True)]
     specs: list[object] = []
@@ -273,4 +345,10 @@ def cover(storages: tuple[str, ...]) -> list[object]:
             specs += [ProductSpec(storage, ac, prec, bc, prec) for ac, bc in pairs]
             specs += [ProductSpec(prec, ac, storage, bc, prec) for ac, bc in pairs]
             specs += [CropSpec(False, prec, prec), CropSpec(True, prec, prec)]
+            specs += [ProductSpec(storage, ac, prec, True, prec, True) for ac in (False, True)]
+            specs += [ProductSpec(prec, ac, storage, True, prec, True) for ac in (False, True)]
+            specs += [ProductSpec(prec, ac, prec, True, prec, True) for ac in (False, True)]
+            specs += [
+                SumSpec(sc, prec, storage, dc) for sc, dc in ((False, False), (True, False), (True, True))
+            ]
     return list(dict.fromkeys(specs))

@@ -17,6 +17,14 @@ needs it, the result has ``p.out_shape`` and numpy's result dtype ``p.dtype``. T
   transformed back and its frames' last ``step`` samples written straight into their place in the result.
   Temporaries are bounded by :data:`OS_CHUNK` elements (one frame per chunk at least), not by the long input.
 
+The adjoint (:func:`fftconvolve_adjoint`, the gradient for one input, given the output's) is made of the same
+kernels: the output gradient embedded where the mode's crop took it from in a zeroed transform buffer (``pad``
+with no point inside its bounds, then ``crop`` at the centred offset), its spectrum times the conjugate of the
+other input's spectrum (``product`` with ``conj_b``: a circular correlation, whose lags ``0 .. n - 1`` are the
+gradient's points since the buffer holds at least the full length), the inverse transforms, and ``sum``: the
+crop to the input's extent along the convolved axes, summed over the axes along which it was broadcast (the
+real part for a real input). It always takes the direct path, with transforms of the full length.
+
 Arrays are C-contiguous :class:`~specux._runtime.device_array.DeviceArray`; every pass is a kernel over a
 strided index grid (see :mod:`specux._codegen.convolve_kernels`), inputs of up to
 :data:`~specux._codegen.convolve_kernels.MAX_RANK` dimensions. Float16 storage is read as float32; the
@@ -174,13 +182,15 @@ def _product(
     scale: float,
     base_a: int = 0,
     base_b: int = 0,
+    conj_b: bool = False,
 ) -> DeviceArray:
-    """A new compute-precision array of shape ``dims``: ``scale * a * b`` read through their strides."""
+    """A new compute-precision array of shape ``dims``: ``scale * a * b`` read through their strides
+    (``scale * a * conj(b)`` with ``conj_b``)."""
     is_complex = a.is_complex or b.is_complex
     out = da.empty(rt, dims, _dtype(prec, is_complex))
     check_index(PUBLIC, _scalars(out))
     geo = _geometry(dims, sa, sb=sb)
-    spec = ck.ProductSpec(a.storage, a.is_complex, b.storage, b.is_complex, prec)
+    spec = ck.ProductSpec(a.storage, a.is_complex, b.storage, b.is_complex, prec, conj_b and b.is_complex)
     args = [out.buf, a.buf, b.buf, _table(rt, geo), out.size, len(geo) // ck.GEO_FIELDS, base_a, base_b]
     launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), [*args, float(scale)])
     return out
@@ -376,3 +386,78 @@ def fftconvolve(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> D
         return _overlap_save(rt, a, b, p, prec)
     with rt.batch():
         return _direct(rt, a, b, p, prec)
+
+
+def _zeros(
+    rt: DeviceRuntime, like: DeviceArray, dims: tuple[int, ...], prec: str, to_complex: bool
+) -> DeviceArray:
+    """A zeroed compute-precision array of shape ``dims`` (the pad kernel with no point inside its bounds;
+    ``like`` is bound as its source and never read)."""
+    return _pad(rt, like, dims, (0,) * len(dims), prec, to_complex, plen=0)
+
+
+def _sum_into(
+    rt: DeviceRuntime, src: DeviceArray, dst: DeviceArray, prec: str, reduced: tuple[int, ...]
+) -> None:
+    """``dst`` (C-contiguous) = ``src`` cropped from its origin to ``dst.shape`` and summed over the axes
+    ``reduced`` (where ``dst`` has size 1), the real part for a real ``dst``."""
+    ss = _strides(src.shape)
+    nd = len(src.shape)
+    out_geo = _geometry(dst.shape, ss)
+    red_dims = tuple(src.shape[k] if k in reduced else 1 for k in range(nd))
+    red_geo = _geometry(red_dims, ss)
+    geo = out_geo + red_geo
+    spec = ck.SumSpec(src.is_complex, prec, dst.storage, dst.is_complex)
+    n_out, n_red = len(out_geo) // ck.GEO_FIELDS, len(red_geo) // ck.GEO_FIELDS
+    args = [dst.buf, src.buf, _table(rt, geo), dst.size, n_out, n_red, _prod(red_dims), 0]
+    launch(rt, ck.render, spec, groups(dst.size, ck.BLOCK), args)
+
+
+def fftconvolve_adjoint(
+    rt: DeviceRuntime, grad: DeviceArray, inputs: tuple[DeviceArray, ...], p: Any, which: int
+) -> DeviceArray:
+    """The gradient for ``inputs[which]`` of :func:`fftconvolve` (``inputs`` swapped as ``p`` says, as there)
+    given the output's gradient ``grad`` (``p.out_shape``, ``p.dtype``): the valid correlation of the
+    zero-embedded gradient with the other input's conjugate, summed over the axes along which the input was
+    broadcast; a new array of the input's shape and dtype (see the module docstring)."""
+    prec = _check_inputs(rt, inputs, p)
+    if tuple(grad.shape) != tuple(p.out_shape) or grad.dtype != p.dtype:
+        raise ValueError(
+            f"{PUBLIC}: the output gradient has shape {grad.shape} and dtype {grad.dtype}; the output has "
+            f"{p.out_shape} and {p.dtype}"
+        )
+    target, other = inputs[which], inputs[1 - which]
+    is_complex = da.host_dtype(p.dtype).kind == "c"
+    nd = len(p.full_shape)
+    lengths = {ax: smooth_length(p.full_shape[ax]) for ax in p.axes}
+    dims = tuple(lengths.get(k, p.full_shape[k]) for k in range(nd))
+    start = [(f - o) // 2 for f, o in zip(p.full_shape, p.out_shape)]
+    with rt.batch():
+        check_index(PUBLIC, _prod(dims) * (2 if is_complex else 1))
+        buf = _zeros(rt, grad, dims, prec, is_complex)
+        bs = _strides(dims)
+        base = sum(c * s for c, s in zip(start, bs))
+        _crop(rt, grad, _strides(grad.shape), 0, buf, bs, base, tuple(grad.shape), prec)
+        if p.axes:
+            last = p.axes[-1]
+            odims = tuple(lengths.get(k, other.shape[k]) for k in range(nd))
+            spec_o = _pad(rt, other, odims, _strides(other.shape), prec, is_complex, lim=other.shape)
+            spec_o = _forward(rt, spec_o, last, lengths[last])
+            buf = _forward(rt, buf, last, lengths[last])
+            for ax in p.axes[:-1]:
+                spec_o = _forward(rt, spec_o, ax, lengths[ax])
+                buf = _forward(rt, buf, ax, lengths[ax])
+        else:
+            spec_o = other
+        scale = 1.0 / _prod(lengths.values())
+        os_ = _broadcast_strides(spec_o.shape)
+        y = _product(rt, buf, _strides(buf.shape), spec_o, os_, buf.shape, prec, scale, conj_b=True)
+        del buf, spec_o
+        if p.axes:
+            for ax in p.axes[:-1]:
+                y = _inverse(rt, y, ax, lengths[ax], real=False)
+            y = _inverse(rt, y, last, lengths[last], real=not is_complex)
+        out = da.empty(rt, target.shape, target.dtype)
+        reduced = tuple(k for k in range(nd) if k not in p.axes and target.shape[k] == 1 and y.shape[k] != 1)
+        _sum_into(rt, y, out, prec, reduced)
+    return out
