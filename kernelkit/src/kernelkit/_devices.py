@@ -2,13 +2,17 @@
 
 Each runtime module has a ``probe()`` that returns None once a tiny kernel has been built and run on its
 device, or the reason it cannot run. :func:`devices` asks each of them, importing a runtime's module (and
-with it its GPU library) only when called.
+with it its GPU library) only when called. A variable of an earlier build still set (``SPECUX_CACHE_DIR``,
+``SPECUX_DUMP_SOURCE``; ``SPECUX_OPENCL_OPTIONS`` for OpenCL: see :data:`kernelkit.cache.RENAMED`) is the
+reason a runtime cannot run, ahead of its probe; it is checked at every call, never kept as a verdict.
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+
+from kernelkit import cache
 
 #: every runtime kernelkit knows, in the order they are listed
 RUNTIMES = ("cuda", "opencl", "metal", "vulkan")
@@ -50,6 +54,9 @@ def _probe(name: str) -> str | None:
         return f"kernelkit.{name} cannot be imported: {exc}"
     except Exception as exc:  # a broken runtime module must not break the listing
         return f"kernelkit.{name} cannot be imported: {type(exc).__name__}: {exc}"
+    problems = cache.renamed_problems(getattr(module, "RENAMED", cache.RENAMED))
+    if problems:
+        return "; ".join(problems)
     try:
         return module.probe()
     except Exception as exc:  # probes never raise; one that does is reported, not propagated

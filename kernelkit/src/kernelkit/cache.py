@@ -19,6 +19,13 @@ Environment variables:
 ``KERNELKIT_DUMP_SOURCE``
     ``1`` writes every source compiled to ``<cache dir>/source/``; any other value but ``0`` and empty is
     taken as the directory to write them to. Sources of failed compiles are always written (to ``failed/``).
+
+Earlier builds read these as ``SPECUX_CACHE_DIR`` and ``SPECUX_DUMP_SOURCE`` (:data:`RENAMED`). Those names
+are no longer read, and one still set is not silently ignored: :func:`check_renamed` raises
+:class:`RenamedVariableError` naming it and its new name, unless it asks for what the new variable already
+gives (the same value, or for ``SPECUX_DUMP_SOURCE`` the default: blank or ``0``). The getters below do not
+raise, so a device probe that compiles through the cache never records it as a device failure; the runtimes'
+entry points and the libraries' backend choice call :func:`check_renamed`.
 """
 
 from __future__ import annotations
@@ -30,7 +37,8 @@ import struct
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +72,78 @@ class KernelCompileError(RuntimeError):
         self.source_path = source_path
         where = f"; source written to {source_path}" if source_path else ""
         super().__init__(f"{target} compile of {name!r} failed{where}\n{log}")
+
+
+class RenamedVariableError(RuntimeError):
+    """An environment variable of an earlier build is still set, with a value the variable that replaced it
+    does not give: it would be silently ignored. ``problems`` holds one sentence per such variable, each
+    naming the old and the new name and what to do."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+_UNSET = object()
+
+
+def _cache_dir_meaning(value: str | None) -> object:
+    if value is None:
+        return _UNSET
+    return "off" if value.strip().lower() in ("", "off", "0") else value.strip()
+
+
+def _dump_source_meaning(value: str | None) -> object:
+    return None if value is None or value.strip() in ("", "0") else value.strip()
+
+
+@dataclass(frozen=True)
+class RenamedVariable:
+    """``old``, the name an earlier build read, is now ``new``; ``meaning`` maps a value (None: unset) to
+    what it asks for, so that two spellings of one setting (``off`` and ``0``) agree."""
+
+    old: str
+    new: str
+    meaning: Callable[[str | None], object]
+
+    def problem(self) -> str | None:
+        """Why ``old`` cannot be left as it is, or None (unset, or asking for what ``new`` gives)."""
+        value = os.environ.get(self.old)
+        if value is None:
+            return None
+        current = os.environ.get(self.new)
+        if self.meaning(value) == self.meaning(current):
+            return None
+        setting = f"{self.old}={value!r}"
+        if current is None:
+            return (
+                f"{setting} is set, but {self.old} is no longer read (it was renamed {self.new}): set "
+                f"{self.new}={value!r} instead, and unset {self.old}"
+            )
+        return (
+            f"{setting} and {self.new}={current!r} disagree: {self.old} is no longer read (it was renamed "
+            f"{self.new}), {self.new} alone is; unset {self.old} (or set it to the same value)"
+        )
+
+
+#: the cache's variables under the names of earlier builds (specux's), now kernelkit's
+RENAMED: tuple[RenamedVariable, ...] = (
+    RenamedVariable("SPECUX_CACHE_DIR", CACHE_DIR_ENV, _cache_dir_meaning),
+    RenamedVariable("SPECUX_DUMP_SOURCE", DUMP_SOURCE_ENV, _dump_source_meaning),
+)
+
+
+def renamed_problems(renamed: Iterable[RenamedVariable] = RENAMED) -> list[str]:
+    """One sentence per variable of ``renamed`` still set to something its new name does not give (read at
+    every call; empty when there is nothing to say)."""
+    return [problem for variable in renamed if (problem := variable.problem()) is not None]
+
+
+def check_renamed(renamed: Iterable[RenamedVariable] = RENAMED) -> None:
+    """Raise :class:`RenamedVariableError` when :func:`renamed_problems` has anything to say."""
+    problems = renamed_problems(renamed)
+    if problems:
+        raise RenamedVariableError(problems)
 
 
 def cache_dir() -> Path | None:

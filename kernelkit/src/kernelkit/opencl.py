@@ -16,6 +16,10 @@ Environment variables:
 ``KERNELKIT_OPENCL_OPTIONS``
     Extra build options for every program (part of the cache key). ``-cl-opt-disable`` makes PoCL's first
     launch of a kernel several times cheaper at the price of slower kernels, which suits test sweeps.
+
+Earlier builds read ``SPECUX_OPENCL_OPTIONS`` (and the cache's ``SPECUX_CACHE_DIR`` / ``SPECUX_DUMP_SOURCE``):
+one still set, unless to what its new name gives, makes :func:`default_runtime` raise
+:class:`~kernelkit.cache.RenamedVariableError` naming it and the new name (:data:`RENAMED`).
 """
 
 from __future__ import annotations
@@ -29,12 +33,27 @@ from typing import Any
 
 import numpy as np
 
+from kernelkit import cache
 from kernelkit.dialects import OPENCL, Param
 from kernelkit.program import Kernel, KernelSignature, LaunchConfig, Program, exact_cover
 from kernelkit.runtime import DeviceRuntime
 
 DEVICE_ENV = "KERNELKIT_OPENCL_DEVICE"
 OPTIONS_ENV = "KERNELKIT_OPENCL_OPTIONS"
+
+
+def _options_meaning(value: str | None) -> object:
+    try:
+        return tuple(shlex.split(value or ""))
+    except ValueError:  # unbalanced quotes: compared as written
+        return (value or "").strip()
+
+
+#: the variables of earlier builds that OpenCL programs depend on: the cache's and the build options
+RENAMED: tuple[cache.RenamedVariable, ...] = (
+    *cache.RENAMED,
+    cache.RenamedVariable("SPECUX_OPENCL_OPTIONS", OPTIONS_ENV, _options_meaning),
+)
 
 #: what to do when no device passes the probe (Debian's PoCL picks its kernel library by CPU features)
 REMEDY = (
@@ -500,7 +519,9 @@ def build_options() -> tuple[str, ...]:
 
 def default_runtime() -> OpenCLRuntime:
     """The runtime of the chosen device for the current build options (raises RuntimeError with the reason
-    when no device can run)."""
+    when no device can run, :class:`~kernelkit.cache.RenamedVariableError` while a variable of
+    :data:`RENAMED` is still set)."""
+    cache.check_renamed(RENAMED)
     report, reason = choose()
     if report is None:
         raise RuntimeError(f"OpenCL cannot run here: {reason}")
