@@ -2,6 +2,11 @@
 
 Backends are listed in order of preference for ``backend="auto"`` and loaded lazily by module path, so
 importing specux imports no GPU library. See :mod:`specux._backends.base` for what a backend module provides.
+
+The variables of earlier builds that kernelkit renamed (``SPECUX_CACHE_DIR``, ``SPECUX_DUMP_SOURCE`` and, for
+opencl, ``SPECUX_OPENCL_OPTIONS``; :data:`kernelkit.cache.RENAMED`) are checked at every call, apart from the
+probes' cached verdicts: one still set is the reason cuda, metal and opencl cannot run, and stops
+``backend="auto"`` before it chooses anything (cpu included), so nothing runs with the setting ignored.
 """
 
 from __future__ import annotations
@@ -72,6 +77,33 @@ class BackendInfo:
     available: bool
     unavailable_reason: str | None
     ops: tuple[str, ...]
+
+
+#: the backends that compile kernels through kernelkit, whose renamed variables concern them
+COMPILING = ("cuda", "metal", "opencl")
+
+
+def _renamed(name: str) -> str | None:
+    """Why a variable of an earlier build that kernelkit renamed stops backend ``name`` (``"auto"``: every
+    compiling backend's), or None. cpu compiles no kernel and reads none of them: never."""
+    if name not in (*COMPILING, "auto"):
+        return None
+    from kernelkit import cache
+
+    if name in ("opencl", "auto"):  # opencl's table holds the cache's variables and its build options
+        from kernelkit import opencl
+
+        table = opencl.RENAMED
+    else:
+        table = cache.RENAMED
+    problems = cache.renamed_problems(table)
+    return "; ".join(problems) if problems else None
+
+
+def _reason(name: str) -> str | None:
+    """Why ``name`` cannot run now: a renamed variable still set (read at every call), else the probe's
+    verdict (kept per process)."""
+    return _renamed(name) or _load(name)[0]
 
 
 def _load(name: str) -> tuple[str | None, Any]:
@@ -157,7 +189,9 @@ def backends() -> list[BackendInfo]:
     """
     rows = []
     for name in NAMES:
-        reason, backend = _load(name)
+        reason, backend = _renamed(name), None  # ahead of the probe, which then need not run
+        if reason is None:
+            reason, backend = _load(name)
         ops = tuple(sorted(backend.ops)) if backend is not None else ()
         rows.append(BackendInfo(name, reason is None, reason, ops))
     return rows
@@ -169,14 +203,16 @@ def get(name: str) -> Any:
         raise ValueError(
             f"backend must be 'auto' or one of {', '.join(repr(n) for n in NAMES)}; got {name!r}"
         )
-    reason, backend = _load(name)
+    reason, backend = _renamed(name), None
+    if reason is None:
+        reason, backend = _load(name)
     if reason is not None:
         raise BackendUnavailableError(name, reason)
     return backend
 
 
 def _servers(op: str) -> list[str]:
-    return [n for n in NAMES if _load(n)[0] is None and op in _load(n)[1].ops]
+    return [n for n in NAMES if _reason(n) is None and op in _load(n)[1].ops]
 
 
 def _require_op(backend: Any, op: str, public: str) -> None:
@@ -194,7 +230,8 @@ def select(x: Any, backend: str, op: str, public: str | None = None) -> Any:
     ``backend="auto"``: a torch tensor runs where it lives, a cupy array on cuda, a host array on cuda when
     that backend is available and serves ``op``, otherwise on cpu. A named backend is strict: it must be
     available, serve ``op`` and either own ``x`` or receive host memory; nothing is ever copied through the
-    host.
+    host. A variable of an earlier build that kernelkit renamed, still set, makes "auto" raise
+    BackendUnavailableError with its reason rather than run anywhere (cpu included) with it ignored.
     """
     public = public or op
     if not isinstance(backend, str):
@@ -203,6 +240,11 @@ def select(x: Any, backend: str, op: str, public: str | None = None) -> Any:
         )
     where = _arrays.device_kind(x)
     if backend == "auto":
+        renamed = _renamed("auto")
+        if renamed is not None:
+            raise BackendUnavailableError(
+                "auto", f"{renamed}; 'auto' stops here rather than run on any backend with it ignored"
+            )
         if where == "cpu":
             reason, cuda = _load("cuda")
             if reason is None and op in cuda.ops:
