@@ -14,6 +14,7 @@ Modules: :class:`STFT`, :class:`ISTFT`, :class:`MelSpectrogram`, :class:`MFCC`, 
 from __future__ import annotations
 
 from specux.torch import _ops as ops
+from specux.torch import _ops_device_convolve  # noqa: F401  (registers specux::fftconvolve_device*)
 from specux.torch._modules import (
     CQT,
     ISTFT,
