@@ -27,10 +27,22 @@ the colour trace), and then only ``1 - smoothing`` of the way. A detection that 
 elsewhere) is taken at once. When the detector finds nothing, the last region is kept, the tracker's
 ``state`` says ``"lost"``, and the detector is tried again every ``retry_s`` seconds. Nothing here ever falls
 back to the whole frame.
+
+Off the frame loop (``update(..., background=True)``, what a live :class:`vidmag.pulse.PulseMeter` made with
+``background_detection=True`` and ``vidmag live --pulse face`` use). The first detection runs on the frame it
+is given, as always; every later one runs on one worker thread, on a copy of the frame that was due, while
+the caller goes on with the next frames (OpenCV's ``detectMultiScale`` releases the GIL). Its boxes are taken,
+with the same dead band and smoothing, on the first frame handed over after it finished; the time of the
+frame it saw is its time (``last_seen``, and the next detection due ``redetect_s`` or ``retry_s`` after it).
+One detection at most is in flight: a frame that falls due meanwhile waits for the next. An exception in the
+worker is raised by the next :meth:`~FaceTracker.update` (or by :meth:`~FaceTracker.close`, which stops the
+worker), never dropped. Which frame a result lands on depends on the thread's timing, so a clip read offline
+(:func:`vidmag.pulse.estimate`) detects in line, and reads the same on every run.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -46,6 +58,7 @@ __all__ = [
     "INSTALL_HINT",
     "JUMP_IOU",
     "REGIONS",
+    "WORKER_NAME",
     "FaceNotFoundError",
     "FaceTracker",
     "check_available",
@@ -80,6 +93,8 @@ _SCALE_FACTOR = 1.1
 _MIN_NEIGHBOURS = 5
 # A CascadeClassifier is not safe to share between threads; each thread loads its own (about 30 ms).
 _local = threading.local()
+#: The name of the worker thread of a tracker's background detections.
+WORKER_NAME = "vidmag-face-detect"
 
 Box = tuple[int, int, int, int]
 
@@ -331,7 +346,9 @@ class FaceTracker:
     last_seen : float or None
         Time of the last detection that found a face, s.
     detections : int
-        How many times the detector ran.
+        How many detections were taken (a background one counts once its result is taken).
+    pending : bool
+        Whether a background detection is in flight (see :meth:`update`).
 
     Raises
     ------
@@ -388,10 +405,18 @@ class FaceTracker:
         if detector is None:
             _cv2()  # a missing extra is reported now, not at the first frame
         self._detector = detector
+        self._executor: concurrent.futures.ThreadPoolExecutor | None = None
+        #: the background detection in flight: (future of its boxes, the time of its frame)
+        self._job: tuple[concurrent.futures.Future[list[Box]], float] | None = None
         self.reset()
 
     def reset(self) -> None:
-        """Forget the face: the next :meth:`update` detects afresh."""
+        """Forget the face: the next :meth:`update` detects afresh.
+
+        A background detection still in flight is waited for and its result dropped (an exception it raised
+        is raised here, after the tracker is reset); the worker thread stays for the next one.
+        """
+        job, self._job = getattr(self, "_job", None), None
         self._box: np.ndarray | None = None
         self._next = -math.inf
         self.face: Box | None = None
@@ -399,6 +424,48 @@ class FaceTracker:
         self.state = "searching"
         self.last_seen: float | None = None
         self.detections = 0
+        if job is not None:
+            job[0].result()  # the boxes are of the stream forgotten; an error is not
+
+    @property
+    def pending(self) -> bool:
+        """Whether a background detection is in flight (submitted, its result not yet taken)."""
+        return self._job is not None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the background detection in flight (if any) has finished, or `timeout` s have passed.
+
+        Its result is still taken by the next :meth:`update`; this only waits (tests and shutdowns use it).
+
+        Parameters
+        ----------
+        timeout : float, optional
+            Seconds to wait at most; None: as long as it takes.
+
+        Returns
+        -------
+        bool
+            True when no detection is running any more.
+        """
+        if self._job is None:
+            return True
+        done, _ = concurrent.futures.wait([self._job[0]], timeout=timeout)
+        return bool(done)
+
+    def close(self) -> None:
+        """Stop the worker thread of background detections (waiting for the one in flight to end).
+
+        An exception the last detection raised, not yet raised by :meth:`update`, is raised here. The tracker
+        stays usable: a later background :meth:`update` starts a new worker. Closing twice is harmless.
+        """
+        job, self._job = self._job, None
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+        if job is not None and not job[0].cancelled():
+            error = job[0].exception()
+            if error is not None:
+                raise error
 
     def _detect(self, frame: np.ndarray) -> list[Box]:
         if self._detector is None:
@@ -428,7 +495,7 @@ class FaceTracker:
         if np.max(np.abs(change)) > DEAD_BAND * size:
             self._box = self._box + (1.0 - self.smoothing) * change
 
-    def update(self, frame: np.ndarray, time_s: float) -> Box | None:
+    def update(self, frame: np.ndarray, time_s: float, *, background: bool = False) -> Box | None:
         """Take one frame at `time_s`; detect when due; return the patch to read (None while none is found).
 
         Parameters
@@ -438,31 +505,54 @@ class FaceTracker:
         time_s : float
             The frame's time, s (``k / fs`` for frame k); a detection runs when `redetect_s` (tracking) or
             `retry_s` (searching, lost) have passed since the last.
+        background : bool
+            False: a detection due runs now, on this frame, before the call returns. True: after the first
+            detection, a detection due runs on a copy of this frame in the tracker's worker thread and the
+            call returns at once; its boxes are taken by the first call after it finished (the module's
+            description). A call with False while one is in flight waits for it and takes it first.
 
         Returns
         -------
         tuple of int or None
             :attr:`roi`.
+
+        Raises
+        ------
+        Exception
+            Whatever the detector raised in the background detection taken now.
         """
         frame = _check_frame(frame)
-        if time_s >= self._next:
-            boxes = self._detect(frame)
-            self.detections += 1
-            if boxes:
-                self._take(boxes)
-                self.state, self.last_seen = "tracking", float(time_s)
-                self._next = time_s + self.redetect_s
+        if self._job is not None:
+            future, seen = self._job
+            if not background or future.done():
+                self._job = None
+                self._take_result(future.result(), seen, frame.shape)  # raises what the detector raised
+        if time_s >= self._next and self._job is None:
+            if background and self.detections > 0:
+                if self._executor is None:
+                    self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=WORKER_NAME)
+                self._job = (self._executor.submit(self._detect, np.array(frame, copy=True)), float(time_s))
             else:
-                self.state = "searching" if self._box is None else "lost"
-                self._next = time_s + self.retry_s
-            if self._box is not None:
-                x, y, w, h = self._box
-                left, top = max(0, round(x)), max(0, round(y))
-                face = (left, top, max(1, min(frame.shape[1], round(x + w)) - left),
-                        max(1, min(frame.shape[0], round(y + h)) - top))
-                self.face = face
-                self.roi = face_region(face, self.region, frame.shape)
+                self._take_result(self._detect(frame), float(time_s), frame.shape)
         return self.roi
+
+    def _take_result(self, boxes: list[Box], time_s: float, shape: tuple[int, ...]) -> None:
+        """The detection of the frame at `time_s` (of `shape`) taken: the box moved, the state and region."""
+        self.detections += 1
+        if boxes:
+            self._take(boxes)
+            self.state, self.last_seen = "tracking", time_s
+            self._next = time_s + self.redetect_s
+        else:
+            self.state = "searching" if self._box is None else "lost"
+            self._next = time_s + self.retry_s
+        if self._box is not None:
+            x, y, w, h = self._box
+            left, top = max(0, round(x)), max(0, round(y))
+            face = (left, top, max(1, min(shape[1], round(x + w)) - left),
+                    max(1, min(shape[0], round(y + h)) - top))
+            self.face = face
+            self.roi = face_region(face, self.region, shape)
 
     def describe(self) -> dict[str, Any]:
         """What the tracker reports to a status display: ``source`` ("face"), ``region``, ``state``,

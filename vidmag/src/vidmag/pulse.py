@@ -754,8 +754,13 @@ class PulseMeter:
     (:func:`from_trace` of the window) and :meth:`push` returns a :class:`PulseReading`.
 
     With ``roi="face"`` (or a :class:`vidmag.face.FaceTracker`) the region follows the face: the detector
-    runs on the first frame and every second after (a few tens of milliseconds on that frame), and the region
-    moves only when the face does (:mod:`vidmag.face`). Until a face is found the meter takes no frames (it
+    runs on the first frame and every second after, and the region moves only when the face does
+    (:mod:`vidmag.face`). By default each detection runs in :meth:`push`, on the frame it is due on (a few
+    tens of milliseconds of that push, and the same readings on every run of the same frames); with
+    ``background_detection=True`` (a live feed, as ``vidmag live --pulse face`` runs it) every detection after
+    the first runs on a worker thread and is taken by the first push after it finished, so no push waits for
+    one. :meth:`close` (or leaving a ``with`` block) stops that thread; an exception in it is raised by the
+    next :meth:`push` or by :meth:`close`. Until a face is found the meter takes no frames (it
     looks again every quarter of a second) and returns no reading: it never reads the whole frame instead.
     When a face found before is lost, the last region is kept and :meth:`roi_status` says ``"lost"``.
 
@@ -774,6 +779,9 @@ class PulseMeter:
         Time between readings, s, at least one frame.
     band : pair of float
         As in :func:`estimate`.
+    background_detection : bool
+        For a face followed: run its re-detections off :meth:`push`, on a worker thread (see above). False:
+        in :meth:`push`, on the frame due. Other regions ignore it.
 
     Raises
     ------
@@ -806,6 +814,7 @@ class PulseMeter:
         update_s: float = 1.0,
         *,
         band: tuple[float, float] = (0.7, 4.0),
+        background_detection: bool = False,
     ) -> None:
         self.fs = check_fs(fs)
         self.method = _check_method(method)
@@ -828,7 +837,34 @@ class PulseMeter:
         if self._tracker is None and roi is not None and not callable(roi):
             roi = _roi_form(roi)  # its form now; whether it fits the frames, at the first one
         self._roi_spec = roi
+        if not isinstance(background_detection, (bool, np.bool_)):
+            raise TypeError(f"background_detection must be True or False, got {background_detection!r}")
+        self.background_detection = bool(background_detection)
         self.reset()
+
+    def __enter__(self) -> PulseMeter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the worker thread of a face's background detections (if any), waiting for the one in flight.
+
+        Raises
+        ------
+        Exception
+            What the last background detection raised, if no :meth:`push` raised it yet.
+
+        Examples
+        --------
+        >>> from vidmag import face, pulse
+        >>> tracker = face.FaceTracker(detector=lambda frame: [(40, 82, 394, 394)])
+        >>> with pulse.PulseMeter(30.0, roi=tracker, background_detection=True) as meter:
+        ...     pass  # push the feed's frames
+        """
+        if self._tracker is not None:
+            self._tracker.close()
 
     def reset(self) -> None:
         """Forget every frame pushed (the region is checked or found again on the next frame)."""
@@ -874,12 +910,18 @@ class PulseMeter:
         PulseReading or None
             A reading on the frame that fills the window and then every `update_s` seconds (None too while
             a face is searched for).
+
+        Raises
+        ------
+        Exception
+            With ``background_detection``, what the detector raised in the background detection taken now.
         """
         frame = _check_frame(frame, "frame", self._shape)
         if self._tracker is not None:
             self._shape = frame.shape
             self.frames_pushed += 1
-            self.roi = self._tracker.update(frame, (self.frames_pushed - 1) / self.fs)
+            self.roi = self._tracker.update(frame, (self.frames_pushed - 1) / self.fs,
+                                            background=self.background_detection)
             if self.roi is None:
                 return None  # no face yet: nothing to read
         else:

@@ -261,7 +261,9 @@ def run(args: argparse.Namespace) -> int:
         if options["pulse"]:
             from vidmag.pulse import PulseMeter
 
-            meter = PulseMeter(source.fs, roi=_pulse_region(options["roi"], source), method="pos")
+            # a face's re-detections run beside the loop (no frame waits for one); the stack stops the thread
+            meter = stack.enter_context(PulseMeter(source.fs, roi=_pulse_region(options["roi"], source),
+                                                   method="pos", background_detection=True))
             if options["roi"] is None and source.truth is not None:
                 roi_source = "synthetic scene"  # what auto chose, for the status and the viewer
         viewer = None
