@@ -68,3 +68,22 @@ def test_positional_hands_on_the_leading_arguments_and_names_the_rest() -> None:
     assert [type(v) for v in args.passed(values)] == [float, float, int]
     assert args.ordered(values) == (8000, 80, 3)
     assert args.from_public(values) == {"sr": 8000, "top_db": 80, "n": 3}
+
+
+def test_decode_spec_names_skip_the_parse_with_the_same_result() -> None:
+    """decode_spec's fast path for names gives what the literal_eval path gives."""
+    import ast
+
+    from specux.torch._params import decode_spec
+
+    def slow(spec):
+        try:
+            value = ast.literal_eval(spec)
+        except (ValueError, SyntaxError):
+            return spec
+        return value if isinstance(value, (tuple, int, float)) else spec
+
+    for spec in ("hann", "slaney", "auto", "None", "True", "False", "kaiser", "_x", "2.0", "('kaiser', 8.0)",
+                 "1", "inf", "blackmanharris", "ortho"):
+        got, want = decode_spec(spec), slow(spec)
+        assert got == want and type(got) is type(want), spec

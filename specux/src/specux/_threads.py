@@ -106,9 +106,16 @@ _POOL_PREFIX = "specux-cpu"
 
 
 @functools.cache
+def cores() -> int:
+    """Cores of this machine (``os.cpu_count()``, once: it reads the system each time, which the size
+    estimates of every call would otherwise pay)."""
+    return os.cpu_count() or 1
+
+
+@functools.cache
 def pool() -> concurrent.futures.ThreadPoolExecutor:
     """One worker per core, shared by the CPU kernels that split their work into independent blocks."""
-    return concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix=_POOL_PREFIX)
+    return concurrent.futures.ThreadPoolExecutor(cores(), thread_name_prefix=_POOL_PREFIX)
 
 
 def _after_fork_in_child() -> None:
@@ -133,7 +140,7 @@ def in_pool() -> bool:
 def can_fan_out() -> bool:
     """Whether work may be handed to :func:`pool` and waited for: there are several cores, and this thread is
     not one of the pool's own workers (see :func:`in_pool`)."""
-    return (os.cpu_count() or 1) > 1 and not in_pool()
+    return cores() > 1 and not in_pool()
 
 
 _local = threading.local()

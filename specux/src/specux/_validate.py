@@ -10,14 +10,13 @@ with every derived value filled in (``None`` defaults resolved). Backends receiv
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from specux import _arrays, _memory
+from specux import _arrays, _memory, _threads
 
 # the scalar checks live in _checks (below _filters, which uses them too); every front calls them as
 # _validate.<name>, so they are part of this module's namespace
@@ -157,7 +156,7 @@ _BLOCK_BYTES = 1 << 21
 def _frames_bytes(n_blocks: int, n_frames: int, n_fft: int, itemsize: int) -> int:
     """Bytes of the frame blocks the pool's threads hold at once (windowed frames and their spectra)."""
     rows = min(n_frames, max(16, _BLOCK_BYTES // (n_fft * itemsize)))
-    return 3 * rows * n_fft * itemsize * min(n_blocks, os.cpu_count() or 1)
+    return 3 * rows * n_fft * itemsize * min(n_blocks, _threads.cores())
 
 
 def stft_memory(

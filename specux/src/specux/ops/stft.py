@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import os
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -13,7 +12,7 @@ import numpy as np
 import scipy.fft
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
-from specux import _arrays, _cpu_fft, _dispatch, _validate
+from specux import _arrays, _cpu_fft, _dispatch, _threads, _validate
 from specux._backend_doc import backends_doc
 from specux._threads import for_each
 from specux._torch_hook import torch_route
@@ -196,10 +195,8 @@ def block_rows(B: int, T: int, N: int, itemsize: int) -> int:
 _BLOCK_BYTES = 1 << 21
 
 
-@functools.cache
-def cores() -> int:
-    """Cores of this machine (``os.cpu_count()``, once: it reads the system each time)."""
-    return os.cpu_count() or 1
+#: cores of this machine (read once)
+cores = _threads.cores
 
 
 def spans(jobs: list, parts: int) -> list[list]:
