@@ -40,7 +40,10 @@ octave's spectra with its sparse frequency-domain basis:
     correction): ``dst[b, j] = base[b, j] + sum_m taps[j - factor m - k0] src[b, m]`` over the inputs ``m <
     n_in`` whose taps reach ``j``, for ``j < n_valid`` (``base`` alone from there to ``n_dst``, which
     zero-pads or cuts the output as ``length`` asks); ``accumulate`` adds ``base`` (the octaves summed so
-    far). A gather, increasing ``m``.
+    far). A gather, increasing ``m``. With ``head`` the upsampler's start-up correction is added too: ``dst[b,
+    j] += sum_c H[j, c] src[b, c]`` over ``c < min(n_head_cols, n_in)`` for ``j < min(n_head_rows, n_valid)``
+    (``H`` row-major (n_head_rows, n_head_cols), after the taps, increasing ``c``): libsoxr's measured linear
+    map (:func:`specux._upsample.trimmed_form`) with its multi-stage start-up.
 ``threshold``
     chroma_cqt's ``chroma[chroma < threshold] = 0`` in place (NaN kept: ``NaN < threshold`` is false).
 
@@ -110,6 +113,7 @@ class InterpolateSpec:
 
     prec: str
     accumulate: bool = False
+    head: bool = False
 
 
 def _ptr(name: str, kind: str, const: bool = True) -> Param:
@@ -373,7 +377,7 @@ def interpolate(spec: InterpolateSpec, d: Dialect) -> KernelSource:
     R = d.real(prec)
     e = Emitter(d)
     _header(e, prec)
-    name = "spx_cq_interpolate" + ("_acc" if spec.accumulate else "")
+    name = "spx_cq_interpolate" + ("_head" if spec.head else "") + ("_acc" if spec.accumulate else "")
     params = (
         _ptr("src", prec),
         _ptr("taps", prec),
@@ -387,6 +391,8 @@ def interpolate(spec: InterpolateSpec, d: Dialect) -> KernelSource:
         Param("k0", "int"),
         Param("n_taps", "int"),
     )
+    if spec.head:
+        params += (_ptr("head", prec), Param("n_head_rows", "int"), Param("n_head_cols", "int"))
     with e.block(d.signature(name, list(params))):
         e.line(f"const int i = {_index(d)};")
         with e.block("if (i < total)"):
@@ -404,6 +410,11 @@ def interpolate(spec: InterpolateSpec, d: Dialect) -> KernelSource:
                 e.line("if (m1 > n_in - 1) m1 = n_in - 1;")
                 with e.block("for (int m = m0; m <= m1; ++m)"):
                     e.line("acc += taps[hi - factor * m] * src[b * n_in + m];")
+                if spec.head:
+                    with e.block("if (j < n_head_rows)"):
+                        e.line("const int nc = n_head_cols < n_in ? n_head_cols : n_in;")
+                        with e.block("for (int c = 0; c < nc; ++c)"):
+                            e.line("acc += head[j * n_head_cols + c] * src[b * n_in + c];")
             if spec.accumulate:
                 e.line("acc = base[i] + acc;")
             e.line("dst[i] = acc;")
@@ -439,4 +450,5 @@ def cover(storages: tuple[str, ...]) -> list[object]:
         specs += [DecimateAdjointSpec(prec), DecimateAdjointSpec(prec, accumulate=True)]
         specs += [CqProductAdjointSpec(prec), ThresholdSpec(prec)]
         specs += [IcqSynthSpec(prec), InterpolateSpec(prec), InterpolateSpec(prec, accumulate=True)]
+        specs += [InterpolateSpec(prec, head=True), InterpolateSpec(prec, accumulate=True, head=True)]
     return list(dict.fromkeys(specs))

@@ -10,13 +10,15 @@ factors, the frames ``length`` reads); per octave, on the device and in one batc
 2. the upsampling back to the full rate, added to the octaves below (:func:`specux._codegen.cq_kernels.
    interpolate`), which also zero-pads or cuts to ``length``.
 
-Upsamplers. ``"polyphase"`` is scipy's ``resample_poly(x, factor, 1)`` in its measured linear form
-(:func:`specux._upsample.upsample_form`: scipy designs one filter for ``max(up, down)``, so this is
-``factor`` times the transpose of the decimation by ``factor`` with the same filter), so it matches the
-CPU to float rounding. libsoxr runs only on a CPU: the soxr qualities use the FIR the device's cqt
-decimates with (:func:`specux._runtime.cq_exec.soxr_like_filter`, libsoxr's specification of the quality)
-as an interpolator (times ``factor``, centred: libsoxr's zero delay and ``factor * n`` outputs); the
-distance from libsoxr is measured in ``docs/specux/constant-q.md`` ("Inverse").
+Upsamplers: the CPU's own, in their measured linear form (:mod:`specux._upsample`), so the device matches
+the CPU to float rounding. ``"polyphase"`` is scipy's ``resample_poly(x, factor, 1)`` (scipy designs one
+filter for ``max(up, down)``, so this is ``factor`` times the transpose of the decimation by ``factor`` with
+the same filter). libsoxr runs only on a CPU: the soxr qualities use libsoxr's measured taps
+(:func:`specux._upsample.trimmed_form`: the response to one impulse, its tails below 1e-7 of the peak, which
+are libsoxr's own float32 rounding, cut for float32; uncut in float64) and, for factors of 8 and more, the
+measured start-up correction of the first 256 outputs, which libsoxr computes in stages whose start is not
+one filter; the ``interpolate`` kernel adds it (its ``head`` variant). The distance from libsoxr is measured
+in ``docs/specux/constant-q.md`` ("Inverse").
 """
 
 from __future__ import annotations
@@ -31,26 +33,30 @@ import numpy as np
 from kernelkit.runtime import DeviceRuntime
 from specux._codegen import cq_kernels as ck
 from specux._runtime import device_array as da
-from specux._runtime.cq_exec import check_device_res_type, soxr_like_filter
+from specux._runtime.cq_exec import check_device_res_type
 from specux._runtime.device_array import DeviceArray
 from specux._runtime.launch import check_index, groups, launch
 
 __all__ = ["GriffinLimCqtParams", "griffinlim_cqt", "icqt", "upsampler_form"]
 
 
-@functools.cache
-def upsampler_form(factor: int, res_type: str) -> tuple[np.ndarray, int]:
-    """(taps float64, k0) of the device's upsampler by ``factor``: ``y[j] = sum_m taps[j - factor m - k0]
-    x[m]`` for the ``factor * n`` outputs (zero outside the signal)."""
-    if factor == 1:
-        return np.ones(1), 0
-    if res_type == "polyphase":
-        from specux._upsample import upsample_form
+#: the cut of libsoxr's measured taps in float32 (:func:`specux._upsample.trimmed_form`): below it their tails
+#: are libsoxr's own float32 rounding; cutting there changes the upsampling by at most 3e-7 of its peak
+FLOAT32_TAP_FLOOR = 1e-7
 
-        form = upsample_form(factor, "polyphase")
-        return np.asarray(form.taps, np.float64), int(form.k0)
-    taps = soxr_like_filter(factor, res_type) * factor  # unit gain at DC after the zero-stuffing
-    return taps, -(taps.size // 2)
+
+@functools.cache
+def upsampler_form(factor: int, res_type: str, dtype: str = "float32") -> tuple[np.ndarray, int, np.ndarray]:
+    """(taps float64, k0, head float64 (rows, cols)) of the device's upsampler by ``factor`` for rows of
+    ``dtype``: ``y[j] = sum_m taps[j - factor m - k0] x[m] + sum_c head[j, c] x[c]`` for the ``factor * n``
+    outputs (zero outside the signal; ``head`` empty where there is no start-up correction)."""
+    from specux._upsample import _TAP_FLOOR, trimmed_form
+
+    if factor == 1:
+        return np.ones(1), 0, np.zeros((0, 0))
+    floor = FLOAT32_TAP_FLOOR if res_type != "polyphase" and dtype != "float64" else _TAP_FLOOR
+    form = trimmed_form(factor, res_type, floor)
+    return np.asarray(form.taps, np.float64), int(form.k0), np.asarray(form.head, np.float64)
 
 
 #: (weights, digest) by id of the CPU's memoised read-only synthesis weights (the reference keeps the id
@@ -100,17 +106,20 @@ def _interpolate(
 ) -> DeviceArray:
     """Rows ``x`` (B, n) upsampled by ``factor`` into (B, n_dst) (zero past ``factor * n``), plus ``base``."""
     B, n_in = int(x.shape[0]), int(x.shape[1])
-    taps, k0 = upsampler_form(factor, res_type)
     dtype = x.dtype
+    taps, k0, head = upsampler_form(factor, res_type, str(dtype))
     out = da.empty(rt, (B, n_dst), dtype)
     if out.size == 0:
         return out
     check_index("icqt", x.size, out.size)
     table = rt.table(("spx_icq_taps", factor, res_type, dtype), lambda: taps.astype(dtype))
-    spec = ck.InterpolateSpec(da.STORAGE[dtype], accumulate=base is not None)
+    spec = ck.InterpolateSpec(da.STORAGE[dtype], accumulate=base is not None, head=head.size > 0)
     src = x if x.size else out  # an empty octave reads nothing; any valid buffer stands in
     args = [src.buf, table, (base if base is not None else out).buf, out.buf, out.size, n_in, n_dst]
     args += [min(n_dst, factor * n_in), factor, k0, int(taps.size)]
+    if head.size:
+        check_index("icqt", head.size)
+        args += [rt.table(("spx_icq_head", factor, res_type, dtype), lambda: head.astype(dtype)), *head.shape]
     launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), args)
     return out
 
