@@ -288,6 +288,7 @@ def step_autograd(out: Path) -> int:
         "mfcc": lambda x: specux.mfcc(x, sr=16000, n_fft=512, n_mels=40).sum(),
         "lfcc": lambda x: specux.lfcc(x, sample_rate=16000).sum(),
         "cqt": lambda x: specux.cqt(x, sr=16000, fmin=110.0, n_bins=24, res_type=None).abs().sum(),
+        "fftconvolve": lambda x: specux.fftconvolve(x, x[..., :64], mode="same", axes=-1).pow(2).sum(),
         # a module's buffers follow .to(device) and are the device op's constants
         "MelSpectrogram": lambda x: _mel_module(x.device)(x).log1p().sum(),
     }

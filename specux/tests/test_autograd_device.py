@@ -246,3 +246,39 @@ def test_weights_of_loss_are_used() -> None:
     # the cotangent helper must weigh entries differently, else a wrong gradient layout could pass
     W = _weights_like(torch.zeros(3, 4, dtype=torch.complex64))
     assert np.unique(W.real.numpy()).size == 12
+
+
+# --- fftconvolve through the public front (two differentiable inputs) ---------------------------------------
+
+
+@pytest.mark.parametrize("grad_of", ["in1", "in2", "both"])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_fftconvolve_gradients_on_the_device_through_the_front(opencl, grad_of, mode):
+    """A learnable filter (only ``in2`` requiring grad) takes the device op too, never a silent detach."""
+    sig = _signal((2, 700), torch.float32, seed=3)
+    ker = _signal((1, 33), torch.float32, seed=4)
+
+    def grads(backend):
+        a = sig.clone().requires_grad_(grad_of in ("in1", "both"))
+        b = ker.clone().requires_grad_(grad_of in ("in2", "both"))
+        out = specux.fftconvolve(a, b, mode=mode, axes=-1, backend=backend)
+        (out * _weights_like(out)).sum().backward()
+        return out.detach(), a.grad, b.grad
+
+    got, want = grads("opencl"), grads("cpu")
+    assert rel_err(got[0].numpy(), want[0].numpy()) <= tolerance("fftconvolve", "float32")
+    for g, w in zip(got[1:], want[1:]):
+        assert (g is None) == (w is None)
+        if w is not None:
+            assert g.shape == w.shape and rel_err(g.numpy(), w.numpy()) <= tolerance("fftconvolve", "float32")
+
+
+def test_fftconvolve_filter_gradient_is_never_dropped_where_no_op_runs():
+    """in2 requiring grad beside a NumPy in1 (the front's own path, which detaches) is refused, as an in1
+    requiring grad is; it used to be computed without a word and its gradient lost."""
+    sig = np.random.default_rng(0).standard_normal(400).astype(np.float32)
+    ker = _signal((9,), torch.float32).requires_grad_()
+    with pytest.raises(UnsupportedOperationError, match="specux.fftconvolve: gradients flow"):
+        specux.fftconvolve(sig, ker, backend="opencl")
+    with torch.no_grad():  # no gradient wanted: runs
+        specux.fftconvolve(sig, ker, backend="cpu")

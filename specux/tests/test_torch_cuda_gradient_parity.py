@@ -47,7 +47,7 @@ OPS = {
     "lfcc": ("lfcc_device",),
     "cqt": ("cqt_device",),
     "chroma_stft": ("chroma_stft",),
-    "fftconvolve": ("fftconvolve",),
+    "fftconvolve": ("fftconvolve_device",),
     "rfft": ("r2c",),
     "fft": ("c2c",),
     "irfft": ("r2c", "c2r"),

@@ -44,28 +44,31 @@ _HALF = ("torch.float16", "torch.bfloat16", "torch.complex32")
 #: named backends under which a torch CPU tensor may run through the device ops (specux.torch._device_op)
 DEVICE_ROUTED_BACKENDS = ("cuda", "metal", "opencl")
 #: the operations with device ops: the keys of specux.torch._ops_device.OPS (a test checks they agree)
-DEVICE_ROUTED_OPS = ("cqt", "istft", "lfcc", "melspectrogram", "mfcc", "stft", "vqt")
+DEVICE_ROUTED_OPS = ("cqt", "fftconvolve", "istft", "lfcc", "melspectrogram", "mfcc", "stft", "vqt")
 
 
-def _differentiated(x: Any) -> bool:
-    """Whether a call on ``x`` must keep its gradient: ``x`` requires grad with grad mode on, or dynamo is
-    tracing (the compiled graph must hold the op whatever the tensor at run time)."""
+def _differentiated(x: Any, *others: Any) -> bool:
+    """Whether a call on ``x`` must keep its gradient: ``x`` (or one of ``others``, the call's other tensors
+    with a gradient, such as fftconvolve's ``in2``) requires grad with grad mode on, or dynamo is tracing (the
+    compiled graph must hold the op whatever the tensor at run time)."""
     torch = sys.modules["torch"]
-    return bool(x.requires_grad and torch.is_grad_enabled()) or torch.compiler.is_compiling()
+    wants = any(getattr(t, "requires_grad", False) for t in (x, *others))
+    return bool(wants and torch.is_grad_enabled()) or torch.compiler.is_compiling()
 
 
-def routed(op: str, x: Any, backend: Any) -> bool:
-    """Whether the torch tensor ``x`` runs ``op`` through the ``torch.ops.specux`` ops under ``backend``."""
+def routed(op: str, x: Any, backend: Any, *others: Any) -> bool:
+    """Whether the torch tensor ``x`` runs ``op`` through the ``torch.ops.specux`` ops under ``backend``
+    (``others``: the call's other tensors that may require grad)."""
     if not isinstance(backend, str):
         return False
     if x.device.type == "cpu":
         if backend in ROUTED_BACKENDS:
             return True
-        return backend in DEVICE_ROUTED_BACKENDS and op in DEVICE_ROUTED_OPS and _differentiated(x)
+        return backend in DEVICE_ROUTED_BACKENDS and op in DEVICE_ROUTED_OPS and _differentiated(x, *others)
     if x.device.type != "cuda" or backend not in CUDA_ROUTED_BACKENDS or str(x.dtype) in _HALF:
         return False
     # the FFT family's ops have CUDA kernels; the device ops run CUDA tensors in place (on the cuda backend)
-    return op.startswith("fft.") or (op in DEVICE_ROUTED_OPS and _differentiated(x))
+    return op.startswith("fft.") or (op in DEVICE_ROUTED_OPS and _differentiated(x, *others))
 
 
 def _route_backend(op: str, x: Any, backend: str) -> str:
@@ -76,7 +79,9 @@ def _route_backend(op: str, x: Any, backend: str) -> str:
     return backend
 
 
-def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F], F]:
+def torch_route(
+    op: str, inputs: tuple[str, ...] | None = None, differentiable: tuple[str, ...] = ()
+) -> Callable[[F], F]:
     """Decorate the public function of ``op`` so that torch CPU tensors run through ``specux.torch``.
 
     Parameters
@@ -85,6 +90,9 @@ def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F],
         The route's name for the operation (``"stft"``, ``"fft.rfft"``, ...).
     inputs : tuple of str or None
         The parameters that may carry the tensor (e.g. ``("y", "S")``); ``None``: the first parameter.
+    differentiable : tuple of str
+        Other parameters whose tensors may require grad (fftconvolve's ``in2``, a learnable filter): one
+        that does sends the call through the differentiable ops too, and is refused where none exists.
     """
 
     def decorate(fn: F) -> F:
@@ -92,17 +100,21 @@ def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F],
         names = [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         defaults = {n: p.default for n, p in params.items() if p.default is not inspect.Parameter.empty}
         carriers = inputs if inputs is not None else (next(iter(params)),)
-        positions = {name: names.index(name) for name in carriers if name in names}
+        positions = {name: names.index(name) for name in (*carriers, *differentiable) if name in names}
+
+        def argument(name: str, args: tuple, kwargs: dict) -> Any:
+            pos = positions.get(name)
+            return args[pos] if pos is not None and pos < len(args) else kwargs.get(name)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             backend = kwargs.get("backend", defaults.get("backend", "auto"))
             for name in carriers:
-                pos = positions.get(name)
-                x = args[pos] if pos is not None and pos < len(args) else kwargs.get(name)
+                x = argument(name, args, kwargs)
                 if x is not None:
                     break
-            if _arrays.is_torch(x) and routed(op, x, backend):
+            others = [t for t in (argument(n, args, kwargs) for n in differentiable) if _arrays.is_torch(t)]
+            if _arrays.is_torch(x) and routed(op, x, backend, *others):
                 bound = dict(defaults)
                 bound.update(zip(names, args))
                 bound.update(kwargs)
@@ -111,7 +123,8 @@ def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F],
                 from specux.torch._route import call
 
                 return call(op, **bound)
-            if _arrays.is_torch(x) and x.requires_grad and sys.modules["torch"].is_grad_enabled():
+            wants_grad = any(t.requires_grad for t in (x, *others) if _arrays.is_torch(t))
+            if wants_grad and sys.modules["torch"].is_grad_enabled():
                 # the frontend's own path detaches: refuse rather than drop the gradient silently
                 raise UnsupportedOperationError(
                     f"specux.{op}: gradients flow through the specux torch ops, which take torch CPU tensors "
@@ -119,7 +132,8 @@ def torch_route(op: str, inputs: tuple[str, ...] | None = None) -> Callable[[F],
                     f"'metal' for {', '.join(DEVICE_ROUTED_OPS)} (the device's adjoint kernels), and "
                     "float32 / float64 CUDA tensors with backend 'auto' or 'cuda' for those and specux.fft; "
                     "got "
-                    f"backend={backend!r} and a {x.dtype} tensor on {x.device}. Pass x.detach() or call it "
+                    f"backend={backend!r} and a {getattr(x, 'dtype', type(x).__name__)} input on "
+                    f"{getattr(x, 'device', 'the host')}. Pass x.detach() or call it "
                     "under torch.no_grad()"
                 )
             return fn(*args, **kwargs)

@@ -68,7 +68,7 @@ def fftconvolve_validate(in1: Any, in2: Any, *, mode: str = "full", axes: Any = 
 
 
 @backends_doc("fftconvolve")
-@torch_route("fftconvolve")
+@torch_route("fftconvolve", differentiable=("in2",))
 def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None, *, backend: str = "auto") -> Any:
     """Convolve two N-dimensional arrays with FFTs (scipy.signal.fftconvolve).
 
@@ -92,8 +92,9 @@ def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None, *, bac
     array
         numpy's result dtype of the inputs (float32 stays float32), same library as ``in1``.
 
-    {backends} Autograd / torch.compile: yes
-    for torch CPU tensors (see docs/specux/torch.md).
+    {backends} Autograd / torch.compile: yes, for both inputs (a learnable filter in ``in2``
+    too): torch CPU tensors on every backend (a named device backend runs the device's adjoint kernels) and
+    float32 / float64 CUDA tensors on ``cuda`` (see docs/specux/torch.md).
 
     Examples
     --------

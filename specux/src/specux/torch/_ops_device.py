@@ -36,6 +36,7 @@ from specux.ops.cqt import octave_bases, output_frames, vqt_plan, warn_if_short
 from specux.torch._convert import complex_of, real_of
 from specux.torch._device_op import DeviceRecipe, define_device_op
 from specux.torch._ops_cq import VQT_ARGS, _cqt_as_vqt, _cqt_signature, _vqt_signature, validated_vqt
+from specux.torch._ops_device_convolve import fftconvolve_device
 from specux.torch._ops_features import (
     _bands_shape,
     _cepstral_shape,
@@ -272,6 +273,8 @@ OPS = {
     "melspectrogram": melspectrogram_device,
     "mfcc": mfcc_device,
     "lfcc": lfcc_device,
+    # two differentiable inputs: its own module (specux.torch._ops_device_convolve), the same calling form
+    "fftconvolve": fftconvolve_device,
 }
 
 __all__ = ["OPS"]

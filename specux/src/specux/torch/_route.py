@@ -423,7 +423,7 @@ def fftconvolve(in1, in2, mode, axes, *, backend):
     a = in1 if in1.is_floating_point() or in1.is_complex() else in1.to(torch.float64)
     b = in2 if in2.is_floating_point() or in2.is_complex() else in2.to(torch.float64)
     ax = None if axes is None else ([int(axes)] if isinstance(axes, int) else [int(v) for v in axes])
-    return _ops.fftconvolve(a, b, mode, ax)
+    return _op("fftconvolve", backend)(a, b, mode, ax)
 
 
 def fft_family(name: str, a: Tensor, *args: Any, backend: str = "auto", **kwargs: Any) -> Tensor:
