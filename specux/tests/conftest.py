@@ -228,3 +228,16 @@ def backend_check():
     """``require_backend`` for property tests: hypothesis refuses function-scoped fixtures in ``@given``
     tests, and this one keeps no state between examples."""
     return require_backend_or_skip
+
+
+@pytest.fixture
+def small_os(monkeypatch):
+    """fftconvolve's overlap-save thresholds low enough for short test signals (block 64..., chunks of a few
+    frames), so the device's overlap-save path runs on them."""
+    from specux._runtime import convolve_exec as ce
+
+    monkeypatch.setattr(ce, "OS_MIN_LONG", 256)
+    monkeypatch.setattr(ce, "OS_RATIO", 8)
+    monkeypatch.setattr(ce, "OS_FACTOR", 4)
+    monkeypatch.setattr(ce, "OS_MIN_BLOCK", 64)
+    monkeypatch.setattr(ce, "OS_CHUNK", 1000)

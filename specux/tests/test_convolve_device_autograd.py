@@ -86,16 +86,6 @@ def test_mixed_dtypes_give_each_input_its_own_dtype(opencl, mode, d1, d2):
     _compare(opencl, _tensor((2, 25), d1, 3), _tensor((1, 6), d2, 4), mode, [1])
 
 
-@pytest.fixture
-def small_os(monkeypatch):
-    """Overlap-save thresholds low enough for short signals (as test_convolve_device_kernels)."""
-    monkeypatch.setattr(ce, "OS_MIN_LONG", 256)
-    monkeypatch.setattr(ce, "OS_RATIO", 8)
-    monkeypatch.setattr(ce, "OS_FACTOR", 4)
-    monkeypatch.setattr(ce, "OS_MIN_BLOCK", 64)
-    monkeypatch.setattr(ce, "OS_CHUNK", 1000)
-
-
 @pytest.mark.parametrize("dtype", ["float32", "complex128"])
 @pytest.mark.parametrize("mode", MODES)
 def test_gradients_when_the_forward_takes_overlap_save(opencl, small_os, monkeypatch, mode, dtype):

@@ -35,16 +35,6 @@ def opencl(require_backend, monkeypatch):
 
 
 @pytest.fixture
-def small_os(monkeypatch):
-    """Overlap-save thresholds low enough for short test signals (block 64..., chunks of a few frames)."""
-    monkeypatch.setattr(ce, "OS_MIN_LONG", 256)
-    monkeypatch.setattr(ce, "OS_RATIO", 8)
-    monkeypatch.setattr(ce, "OS_FACTOR", 4)
-    monkeypatch.setattr(ce, "OS_MIN_BLOCK", 64)
-    monkeypatch.setattr(ce, "OS_CHUNK", 1000)
-
-
-@pytest.fixture
 def paths(monkeypatch):
     """Which path each call took: a list of "os" / "direct" / "broadcast"."""
     taken: list[str] = []
