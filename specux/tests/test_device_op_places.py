@@ -146,3 +146,13 @@ def test_a_device_op_under_cpu_autocast_computes_in_float32(opencl) -> None:
     assert S.dtype == torch.float32
     S.sum().backward()
     assert y.grad.dtype == torch.bfloat16 and torch.isfinite(y.grad.float()).all()
+
+
+def test_fftconvolve_device_op_under_cpu_autocast_computes_in_float32(opencl) -> None:
+    a = torch.randn(300).to(torch.bfloat16).requires_grad_()
+    b = torch.randn(20).to(torch.bfloat16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = specux.fftconvolve(a, b, backend="opencl")
+    assert out.dtype == torch.float32
+    out.sum().backward()
+    assert a.grad.dtype == torch.bfloat16

@@ -28,7 +28,10 @@ FORWARD_OPS = (
     "specux::chroma_cqt",
     "specux::fftconvolve",
     # the device ops (specux.torch._device_op) of the same transforms
-    *(f"specux::{name}_device" for name in ("stft", "istft", "melspectrogram", "mfcc", "lfcc", "vqt", "cqt")),
+    *(
+        f"specux::{name}_device"
+        for name in ("stft", "istft", "melspectrogram", "mfcc", "lfcc", "vqt", "cqt", "fftconvolve")
+    ),
 )
 
 
