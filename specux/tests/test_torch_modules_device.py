@@ -51,10 +51,10 @@ def test_the_cuda_branch_runs_the_device_op_with_the_buffers(name, opencl, monke
     used = []
     real_backend_of = _device_op.backend_of
 
-    def backend_of(backend, recipe, p):
+    def backend_of(backend, op, real):
         assert backend == "cuda"
-        used.append(recipe.op)
-        return real_backend_of("opencl", recipe, p)
+        used.append(op)
+        return real_backend_of("opencl", op, real)
 
     monkeypatch.setattr(_modules, "_on_cuda", lambda x: True)
     monkeypatch.setattr(_device_op, "backend_of", backend_of)
@@ -72,7 +72,7 @@ def test_istft_module_on_the_cuda_branch(opencl, monkeypatch):
     want = module(D, length=3000)
     real_backend_of = _device_op.backend_of
     monkeypatch.setattr(_modules, "_on_cuda", lambda x: True)
-    monkeypatch.setattr(_device_op, "backend_of", lambda b, r, p: real_backend_of("opencl", r, p))
+    monkeypatch.setattr(_device_op, "backend_of", lambda b, op, real: real_backend_of("opencl", op, real))
     got = module(D, length=3000)
     assert got.shape == want.shape == (2, 3000)
     assert rel_err(got.numpy(), want.numpy()) <= tolerance("istft", "float32")
@@ -87,7 +87,7 @@ def test_a_changed_buffer_reaches_the_device_op(opencl, monkeypatch):
     want = module(y)
     real_backend_of = _device_op.backend_of
     monkeypatch.setattr(_modules, "_on_cuda", lambda x: True)
-    monkeypatch.setattr(_device_op, "backend_of", lambda b, r, p: real_backend_of("opencl", r, p))
+    monkeypatch.setattr(_device_op, "backend_of", lambda b, op, real: real_backend_of("opencl", op, real))
     got = module(y)
     assert rel_err(got.numpy(), want.numpy()) <= tolerance("stft", "float32")
 

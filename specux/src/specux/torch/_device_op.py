@@ -170,24 +170,24 @@ class DeviceRecipe:
     constants: str
 
 
-def backend_of(name: str, recipe: DeviceRecipe, p: Any) -> Any:
-    """The backend object ``name``, checked to serve ``recipe.op`` in ``p``'s precision."""
+def backend_of(name: str, op: str, real: str) -> Any:
+    """The backend object ``name``, checked to serve the operation ``op`` computing in the real precision
+    ``real`` (a recipe's ``compute_dtype(p)``)."""
     if name not in DEVICE_BACKENDS:
         raise ValueError(
-            f"specux::{recipe.op}_device: backend must be one of {', '.join(map(repr, DEVICE_BACKENDS))}; "
+            f"specux::{op}_device: backend must be one of {', '.join(map(repr, DEVICE_BACKENDS))}; "
             f"got {name!r}"
         )
     from specux._backends import registry
 
     backend = registry.get(name)  # BackendUnavailableError with the reason
-    if recipe.op not in backend.ops:
+    if op not in backend.ops:
         raise UnsupportedOperationError(
-            f"specux.{recipe.op}: backend {name!r} does not provide this operation in this build"
+            f"specux.{op}: backend {name!r} does not provide this operation in this build"
         )
-    real = recipe.compute_dtype(p)
     if real not in backend.dtypes:
         raise TypeError(
-            f"specux.{recipe.op}: backend {name!r} computes in {', '.join(sorted(backend.dtypes))}; this "
+            f"specux.{op}: backend {name!r} computes in {', '.join(sorted(backend.dtypes))}; this "
             f"call needs {real} (the device lacks it): pass float32 input or backend='cpu'"
         )
     return backend
@@ -249,7 +249,7 @@ def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: Dev
         *args, backend = rest
         place = place_of(x, backend, recipe.op)
         p = recipe.params(x, *args)
-        b = backend_of(backend, recipe, p)
+        b = backend_of(backend, recipe.op, recipe.compute_dtype(p))
         tensors = ((x, recipe.input_dtype(p)),)
         return place.run(b, recipe.op, tensors, lambda rt, ins: recipe.forward(rt, ins, p))
 
@@ -257,7 +257,7 @@ def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: Dev
         *args, backend = rest
         place_of(x, backend, recipe.op)
         p = recipe.params(x, *args)
-        backend_of(backend, recipe, p)
+        backend_of(backend, recipe.op, recipe.compute_dtype(p))
         shape, dtype = recipe.out(x, p)
         return x.new_empty(shape, dtype=dtype)
 
@@ -265,7 +265,7 @@ def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: Dev
         *args, backend = rest
         place = place_of(x, backend, recipe.op)
         p = recipe.params(x, *args)
-        b = backend_of(backend, recipe, p)
+        b = backend_of(backend, recipe.op, recipe.compute_dtype(p))
         shape = tuple(int(s) for s in x.shape)
         # autograd hands the gradient in the output's dtype, which is the one the adjoints take; the input
         # travels only when the recipe reads it (nonlinear outputs)

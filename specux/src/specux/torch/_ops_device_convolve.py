@@ -21,8 +21,6 @@ device.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -36,20 +34,8 @@ from specux.torch._ops_convolve import _TORCH, _params
 OP = "fftconvolve"
 
 
-@dataclass(frozen=True)
-class _Checks:
-    """What :func:`~specux.torch._device_op.backend_of` reads of a recipe: the operation and its real
-    compute dtype."""
-
-    op: str
-    compute_dtype: Callable[[Any], str]
-
-
 def _real(p: Any) -> str:
     return {"complex64": "float32", "complex128": "float64"}.get(p.dtype, p.dtype)
-
-
-CHECKS = _Checks(OP, _real)
 
 
 def _resolve(
@@ -65,7 +51,7 @@ def _resolve(
             "(nothing is copied behind your back)"
         )
     p = _params(in1, in2, mode, axes)
-    return place, p, backend_of(backend, CHECKS, p)  # type: ignore[arg-type]
+    return place, p, backend_of(backend, OP, _real(p))
 
 
 def _pair(in1: Tensor, in2: Tensor, p: Any) -> tuple[tuple[Tensor, str], ...]:
