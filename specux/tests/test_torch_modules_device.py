@@ -107,3 +107,11 @@ def test_modules_without_a_device_route_refuse_other_devices(make):
         _modules._op(module, "cqt", stand_in, device=False)
     with pytest.raises(UnsupportedOperationError, match="MelSpectrogram"):
         _modules._op(module, "cqt", SimpleNamespace(device=SimpleNamespace(type="mps")))
+
+
+@pytest.mark.parametrize("bad", [{"power": "2"}, {"f_min": "0"}])
+def test_lfcc_module_checks_its_arguments_as_the_function_does(bad):
+    """LFCC read power and f_min through float() and so took strings that specux.lfcc refuses."""
+    with pytest.raises(TypeError, match=f"lfcc: {next(iter(bad))} must be"):
+        st.LFCC(sample_rate=SR, **bad)
+    assert st.LFCC(sample_rate=SR, f_min=0, power=2)(torch.randn(2000)).shape[0] == 40

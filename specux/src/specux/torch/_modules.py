@@ -374,10 +374,8 @@ class LFCC(nn.Module):
         from specux._filters.windows import window_for
 
         probe = torch.zeros(a["n_fft"], dtype=torch.float64)  # a stand-in signal: only shapes are read
-        # the module's own values (validation names what is wrong with them), but f_min and power through
-        # float() as LFCC has always read them (it takes power="2", which specux.lfcc refuses)
-        given = {**a, "f_min": float(a["f_min"]), "power": float(a["power"])}
-        p = lfcc_params(probe, None, None, None, "boxcar", **LFCC_ARGS.from_public(given))
+        # the module's own values, checked as specux.lfcc checks them (validation names what is wrong)
+        p = lfcc_params(probe, None, None, None, "boxcar", **LFCC_ARGS.from_public(a))
         self.args = a
         self.hop_length, self.win_length = p.mel.stft.hop_length, p.mel.stft.win_length
         _buffer(self, "window", window_for(_window_spec(a["window"]), self.win_length, a["n_fft"]))
