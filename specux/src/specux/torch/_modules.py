@@ -61,8 +61,7 @@ def _op(module: nn.Module, name: str, x: Tensor, device: bool = True) -> Any:
     rather than copied. ``device=False``: the module has no device route (the constant-Q modules' weights
     and the chroma modules' steps have no device op that would use them)."""
     if device and _on_cuda(x) and name in _ops_device.OPS:
-        op = _ops_device.OPS[name]
-        return lambda *args: op(*args, "cuda")
+        return _ops_device.on_backend(name, "cuda")
     if x.device.type in ("cpu", "meta"):
         return getattr(_ops, name)
     on_cuda = ", ".join(f"specux.torch.{n}" for n in ("STFT", "ISTFT", "MelSpectrogram", "MFCC", "LFCC"))

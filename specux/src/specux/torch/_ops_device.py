@@ -22,6 +22,7 @@ filter banks, DCT matrices and constant-Q weights (trainable constants), a spect
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -277,4 +278,13 @@ OPS = {
     "fftconvolve": fftconvolve_device,
 }
 
-__all__ = ["OPS"]
+
+
+def on_backend(name: str, backend: str) -> Callable[..., Tensor]:
+    """The device op of ``name`` (a key of :data:`OPS`) as a function of the CPU op's arguments, with
+    ``backend`` appended (what the route and the modules call)."""
+    device_op = OPS[name]
+    return lambda *args: device_op(*args, backend)
+
+
+__all__ = ["OPS", "on_backend"]

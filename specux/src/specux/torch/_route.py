@@ -64,8 +64,7 @@ def _op(name: str, backend: str) -> Callable[..., Tensor]:
     ``specux::<name>_device`` with the backend's name appended to the same arguments."""
     if backend in _HOST_BACKENDS:
         return getattr(_ops, name)
-    device_op = _ops_device.OPS[name]
-    return lambda *args: device_op(*args, backend)
+    return _ops_device.on_backend(name, backend)
 
 
 def _refuse_given(public: str, what: str, backend: str) -> None:
