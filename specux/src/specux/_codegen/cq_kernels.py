@@ -44,6 +44,18 @@ octave's spectra with its sparse frequency-domain basis:
     j] += sum_c H[j, c] src[b, c]`` over ``c < min(n_head_cols, n_in)`` for ``j < min(n_head_rows, n_valid)``
     (``H`` row-major (n_head_rows, n_head_cols), after the taps, increasing ``c``): libsoxr's measured linear
     map (:func:`specux._upsample.trimmed_form`) with its multi-stage start-up.
+``icq_synth_adjoint``
+    The transpose of ``icq_synth`` (for the real inner products of ``C``'s real and imaginary parts and of
+    the signal): ``dst[b, row0 + c, t] = sum_s (G[2 c, s] + i G[2 c + 1, s]) h[b, t hop + s - pad]`` with
+    ``h[n] = g[b, n] / count(n)`` (the forward's frame count, 1 where none), over the ``s < n_fft`` whose
+    sample lies in ``[0, n_out)``, for ``t < n_t``; 0 for the frames ``n_t <= t < t_src`` the inverse does
+    not read. The real / imaginary parts are the gradients of the real / imaginary parts of ``C`` (torch's
+    convention). A gather: one thread per response, ``t`` fastest, increasing ``s``; no atomics.
+``interpolate_adjoint``
+    The transpose of ``interpolate`` without its ``base``: a decimating correlation ``dst[b, m] = sum_j
+    taps[j - factor m - k0] g[b, j]`` over ``j < n_valid`` in increasing order, for ``m < n_in``; with
+    ``head`` then ``+= sum_j H[j, m] g[b, j]`` over ``j < min(n_head_rows, n_valid)`` for ``m <
+    min(n_head_cols, n_in)`` (the start-up rows' transpose). One thread per output sample, no atomics.
 ``threshold``
     chroma_cqt's ``chroma[chroma < threshold] = 0`` in place (NaN kept: ``NaN < threshold`` is false).
 
@@ -113,6 +125,22 @@ class InterpolateSpec:
 
     prec: str
     accumulate: bool = False
+    head: bool = False
+
+
+@dataclass(frozen=True)
+class IcqSynthAdjointSpec:
+    """The transpose of :class:`IcqSynthSpec`'s gather, in the compute precision ``prec``."""
+
+    prec: str
+
+
+@dataclass(frozen=True)
+class InterpolateAdjointSpec:
+    """The transpose of :class:`InterpolateSpec`'s FIR (and of its start-up rows with ``head``), in the
+    compute precision ``prec``."""
+
+    prec: str
     head: bool = False
 
 
@@ -421,6 +449,104 @@ def interpolate(spec: InterpolateSpec, d: Dialect) -> KernelSource:
     return KernelSource(name, e.text(), params, BLOCK)
 
 
+def icq_synth_adjoint(spec: IcqSynthAdjointSpec, d: Dialect) -> KernelSource:
+    """The transpose of the inverse's frames and overlap-add (see the module docstring)."""
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_icq_synth_adjoint"
+    params = (
+        _ptr("g", prec),
+        _ptr("G", prec),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+        Param("n_out", "int"),
+        Param("n_k", "int"),
+        Param("n_bins", "int"),
+        Param("row0", "int"),
+        Param("t_src", "int"),
+        Param("n_t", "int"),
+        Param("hop", "int"),
+        Param("n_fft", "int"),
+        Param("pad", "int"),
+    )
+    zero = d.literal(0.0, prec)
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line("const int t = i % t_src;")
+            e.line("const int q = i / t_src;")
+            e.line("const int c = q % n_k;")
+            e.line("const int b = q / n_k;")
+            e.line(f"{R} re = {zero};")
+            e.line(f"{R} im = {zero};")
+            # frames past n_t are not read by the inverse: their gradient is 0
+            with e.block("if (t < n_t)"):
+                # frame t holds overlap-added samples a = t hop + s, signal samples n = a - pad in [0, n_out)
+                e.line("const int a0 = t * hop;")
+                e.line("const int s0 = pad - a0 > 0 ? pad - a0 : 0;")
+                e.line("const int s1 = n_out + pad - a0 < n_fft ? n_out + pad - a0 : n_fft;")
+                e.line("const int gb = b * n_out - pad + a0;")
+                with e.block("for (int s = s0; s < s1; ++s)"):
+                    # the forward's divisor of sample a: the frames covering it (as icq_synth counts them)
+                    e.line("const int a = a0 + s;")
+                    e.line("const int t1 = a / hop < n_t - 1 ? a / hop : n_t - 1;")
+                    e.line("const int lo = a - n_fft + 1;")
+                    e.line("const int t0 = lo > 0 ? (lo + hop - 1) / hop : 0;")
+                    e.line("const int count = t1 - t0 + 1;")
+                    e.line(f"const {R} h = count > 1 ? g[gb + s] / ({R})count : g[gb + s];")
+                    e.line("re += G[2 * c * n_fft + s] * h;")
+                    e.line("im += G[(2 * c + 1) * n_fft + s] * h;")
+            e.line("const int o = 2 * ((b * n_bins + row0 + c) * t_src + t);")
+            e.line("dst[o] = re;")
+            e.line("dst[o + 1] = im;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
+def interpolate_adjoint(spec: InterpolateAdjointSpec, d: Dialect) -> KernelSource:
+    """The transpose of the integer-factor upsampler (see the module docstring)."""
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_cq_interpolate_adjoint" + ("_head" if spec.head else "")
+    params = (
+        _ptr("g", prec),
+        _ptr("taps", prec),
+        _ptr("dst", prec, const=False),
+        Param("total", "int"),
+        Param("n_in", "int"),
+        Param("n_dst", "int"),
+        Param("n_valid", "int"),
+        Param("factor", "int"),
+        Param("k0", "int"),
+        Param("n_taps", "int"),
+    )
+    if spec.head:
+        params += (_ptr("head", prec), Param("n_head_rows", "int"), Param("n_head_cols", "int"))
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int i = {_index(d)};")
+        with e.block("if (i < total)"):
+            e.line("const int m = i % n_in;")
+            e.line("const int b = i / n_in;")
+            # the outputs j = factor m + k0 + q (taps index q in [0, n_taps)) that the forward computed
+            e.line("const int lo = factor * m + k0;")
+            e.line("const int j0 = lo > 0 ? lo : 0;")
+            e.line("const int j1 = lo + n_taps - 1 < n_valid - 1 ? lo + n_taps - 1 : n_valid - 1;")
+            e.line("const int row = b * n_dst;")
+            e.line(f"{R} acc = {d.literal(0.0, prec)};")
+            with e.block("for (int j = j0; j <= j1; ++j)"):
+                e.line("acc += taps[j - lo] * g[row + j];")
+            if spec.head:
+                with e.block("if (m < n_head_cols)"):
+                    e.line("const int nr = n_head_rows < n_valid ? n_head_rows : n_valid;")
+                    with e.block("for (int j = 0; j < nr; ++j)"):
+                        e.line("acc += head[j * n_head_cols + m] * g[row + j];")
+            e.line("dst[i] = acc;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
 def render(spec: object, d: Dialect) -> KernelSource:
     """Source of the kernel described by any of the spec classes above."""
     if isinstance(spec, DecimateSpec):
@@ -437,6 +563,10 @@ def render(spec: object, d: Dialect) -> KernelSource:
         return icq_synth(spec, d)
     if isinstance(spec, InterpolateSpec):
         return interpolate(spec, d)
+    if isinstance(spec, IcqSynthAdjointSpec):
+        return icq_synth_adjoint(spec, d)
+    if isinstance(spec, InterpolateAdjointSpec):
+        return interpolate_adjoint(spec, d)
     raise TypeError(f"no kernel template for {type(spec).__name__}")
 
 
@@ -451,4 +581,6 @@ def cover(storages: tuple[str, ...]) -> list[object]:
         specs += [CqProductAdjointSpec(prec), ThresholdSpec(prec)]
         specs += [IcqSynthSpec(prec), InterpolateSpec(prec), InterpolateSpec(prec, accumulate=True)]
         specs += [InterpolateSpec(prec, head=True), InterpolateSpec(prec, accumulate=True, head=True)]
+        specs += [IcqSynthAdjointSpec(prec), InterpolateAdjointSpec(prec)]
+        specs += [InterpolateAdjointSpec(prec, head=True)]
     return list(dict.fromkeys(specs))

@@ -19,6 +19,12 @@ are libsoxr's own float32 rounding, cut for float32; uncut in float64) and, for 
 measured start-up correction of the first 256 outputs, which libsoxr computes in stages whose start is not
 one filter; the ``interpolate`` kernel adds it (its ``head`` variant). The distance from libsoxr is measured
 in ``docs/specux/constant-q.md`` ("Inverse").
+
+:func:`icqt_adjoint` is the transpose of that map (the gradient of torch's device op
+``specux::icqt_device``): per octave, independently, the upsampler's transpose (a decimating correlation,
+with the start-up rows' transpose where there are some: :func:`specux._codegen.cq_kernels.
+interpolate_adjoint`) and the gather's (:func:`specux._codegen.cq_kernels.icq_synth_adjoint`), which writes
+the octave's rows of the gradient.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from specux._runtime.cq_exec import check_device_res_type
 from specux._runtime.device_array import DeviceArray
 from specux._runtime.launch import check_index, groups, launch
 
-__all__ = ["GriffinLimCqtParams", "griffinlim_cqt", "icqt", "upsampler_form"]
+__all__ = ["GriffinLimCqtParams", "griffinlim_cqt", "icqt", "icqt_adjoint", "upsampler_form"]
 
 
 #: the cut of libsoxr's measured taps in float32 (:func:`specux._upsample.trimmed_form`): below it their tails
@@ -152,6 +158,82 @@ def icqt(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> DeviceAr
             y = _interpolate(rt, part, octave.factor, p.res_type, n_dst, y)
     assert y is not None
     return y.reshape(*lead, n_dst)
+
+
+def _interpolate_adjoint(
+    rt: DeviceRuntime, g: DeviceArray, n_in: int, factor: int, res_type: str
+) -> DeviceArray:
+    """The transpose of :func:`_interpolate` (without its ``base``) applied to ``g`` (B, n_dst): (B, n_in)."""
+    B, n_dst = int(g.shape[0]), int(g.shape[1])
+    dtype = g.dtype
+    taps, k0, head = upsampler_form(factor, res_type, str(dtype))
+    out = da.empty(rt, (B, n_in), dtype)
+    if out.size == 0:
+        return out
+    check_index("icqt", g.size, out.size, factor * n_in + abs(k0) + int(taps.size))
+    table = rt.table(("spx_icq_taps", factor, res_type, dtype), lambda: taps.astype(dtype))
+    spec = ck.InterpolateAdjointSpec(da.STORAGE[dtype], head=head.size > 0)
+    src = g if g.size else out  # nothing to read (n_dst 0): any valid buffer stands in
+    args = [src.buf, table, out.buf, out.size, n_in, n_dst, min(n_dst, factor * n_in), factor, k0]
+    args += [int(taps.size)]
+    if head.size:
+        check_index("icqt", head.size)
+        args += [rt.table(("spx_icq_head", factor, res_type, dtype), lambda: head.astype(dtype)), *head.shape]
+    launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), args)
+    return out
+
+
+def _synth_adjoint(
+    rt: DeviceRuntime, g: DeviceArray, out: DeviceArray, p: Any, plan: Any, octave: Any
+) -> None:
+    """The transpose of :func:`_synth`: the gradient ``g`` (B, hop * (T - 1)) of one octave's signal into
+    that octave's rows of ``out`` (B, n_bins, t_src) complex (every frame written, 0 past the frames read)."""
+    from specux.ops.inverse_cq import synthesis_weights
+
+    G, n_fft = synthesis_weights(p, plan, octave)
+    B, t_src = int(out.shape[0]), int(out.shape[-1])
+    k = octave.rows.stop - octave.rows.start
+    total = B * k * t_src
+    if total == 0:
+        return
+    rdtype = p.dtype
+    check_index("icqt", 2 * out.size, G.size, g.size)
+    table = rt.table(("spx_icq_weights", _digest(G), G.shape, rdtype), lambda: np.asarray(G, rdtype))
+    src = g if g.size else out  # one frame: no signal, a zero gradient; any valid buffer stands in
+    args = [src.buf, table, out.buf, total, int(g.shape[-1]), k, p.n_bins, octave.rows.start, t_src]
+    args += [plan.n_frames, octave.hop, n_fft, n_fft // 2]
+    launch(rt, ck.render, ck.IcqSynthAdjointSpec(da.STORAGE[rdtype]), groups(total, ck.BLOCK), args)
+
+
+def icqt_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: Any, n_frames: int) -> DeviceArray:
+    """The gradient (..., n_bins, n_frames) complex with respect to ``C`` of :func:`icqt` with parameters
+    ``p`` on responses of ``n_frames`` frames, given the gradient ``grad`` (..., n) real of its output: the
+    transpose for the real inner products (real part the gradient of ``Re C``, imaginary part that of ``Im
+    C``, as :func:`specux.ops.inverse_cq.icqt_adjoint` on the CPU); frames past ``length``'s reach get 0."""
+    from specux.ops.inverse_cq import icqt_plan
+
+    check_device_res_type(p.res_type, "icqt")
+    rdtype = p.dtype
+    plan = icqt_plan(p, n_frames)
+    n_dst = p.length if p.length else p.hop_length * (plan.n_frames - 1)
+    if int(grad.shape[-1]) != n_dst or grad.dtype != rdtype:
+        raise ValueError(
+            f"icqt_adjoint: the gradient must be {rdtype} ending in ({n_dst},); got {grad.dtype} {grad.shape}"
+        )
+    lead = tuple(int(s) for s in grad.shape[:-1])
+    B = 1
+    for s in lead:
+        B *= s
+    out = da.empty(rt, (B, p.n_bins, n_frames), da.COMPLEX_OF[rdtype])
+    if out.size == 0:
+        return out.reshape(*lead, p.n_bins, n_frames)
+    g = grad.reshape(B, n_dst)
+    with rt.batch():
+        # the forward sums the octaves' upsampled signals: each octave's gradient is independent of the others
+        for octave in plan.octaves:
+            part = _interpolate_adjoint(rt, g, octave.hop * (plan.n_frames - 1), octave.factor, p.res_type)
+            _synth_adjoint(rt, part, out, p, plan, octave)
+    return out.reshape(*lead, p.n_bins, n_frames)
 
 
 @dataclass(frozen=True)
