@@ -12,6 +12,9 @@ melspectrogram  ``feature_exec.melspectrogram``      ``feature_exec.features_adj
                                                      ``stft_backward`` (power 1 or 2)
 mfcc, lfcc      ``feature_exec.mfcc`` / ``lfcc``     the same, through the DCT's and the logarithm's
                                                      adjoints
+icqt            ``icq_exec.icqt``                    ``icq_exec.icqt_adjoint`` (every device resampler:
+                                                     polyphase, the soxr qualities but "soxr_qq"); its
+                                                     backward's backward is the forward op again
 ==============  ===================================  ==================================================
 
 What has no device adjoint is refused with the option and the backend named: the gradients of windows,
@@ -28,12 +31,13 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from specux._runtime import cq_exec
+from specux._runtime import cq_exec, icq_exec
 from specux._runtime import device_array as da
 from specux._runtime import feature_exec as fe
 from specux._runtime import spectral_exec as se
 from specux.errors import UnsupportedOperationError
 from specux.ops.cqt import octave_bases, output_frames, vqt_plan, warn_if_short
+from specux.torch import _ops_icqt
 from specux.torch._convert import complex_of, real_of
 from specux.torch._device_op import DeviceRecipe, define_device_op
 from specux.torch._ops_cq import VQT_ARGS, _cqt_as_vqt, _cqt_signature, _vqt_signature, validated_vqt
@@ -265,6 +269,45 @@ def _cepstral_op(public: str, signature: Any, params: Any, forward: Any) -> tupl
 mfcc_device, mfcc_device_backward = _cepstral_op("mfcc", _mfcc_signature, mfcc_resolve, fe.mfcc)
 lfcc_device, lfcc_device_backward = _cepstral_op("lfcc", _lfcc_signature, lfcc_resolve, fe.lfcc)
 
+# --- icqt ---------------------------------------------------------------------------------------------------
+
+
+icqt_device, icqt_device_backward = define_device_op(
+    "icqt",
+    _ops_icqt._signature,
+    1,
+    DeviceRecipe(
+        op="icqt",
+        params=lambda C, *args: _ops_icqt.icqt_params(C, args, device=True),
+        forward=icq_exec.icqt,
+        backward=lambda rt, g, x, p, shape, backend: icq_exec.icqt_adjoint(rt, g, p, shape[-1]),
+        out=lambda C, p: (_ops_icqt.output_shape(C, p), _TORCH[p.dtype]),
+        input_dtype=lambda p: da.COMPLEX_OF[p.dtype],
+        compute_dtype=_real,
+        reads_input=_never,
+        constants="no constant tensors (C is the only one)",
+    ),
+)
+
+
+def _icqt_backward_setup(ctx: Any, inputs: tuple, output: Tensor) -> None:
+    ctx.save_for_backward(inputs[1])
+    ctx.args = inputs[2:]
+    ctx.grad_dtype = inputs[0].dtype
+
+
+def _icqt_backward_grad(ctx: Any, gg: Tensor) -> tuple:
+    (C,) = ctx.saved_tensors
+    # the backward is linear in grad and its transpose is the inverse itself (as for the CPU op): the
+    # gradient of the gradient runs the device's forward kernels
+    ggrad = None
+    if ctx.needs_input_grad[0]:
+        ggrad = icqt_device(gg.to(C.dtype).contiguous(), *ctx.args).to(ctx.grad_dtype)
+    return (ggrad, None) + (None,) * len(ctx.args)
+
+
+icqt_device_backward.register_autograd(_icqt_backward_grad, setup_context=_icqt_backward_setup)
+
 #: the public operation -> its device op (what :mod:`specux.torch._route` calls with ``backend`` last)
 OPS = {
     "vqt": vqt_device,
@@ -274,6 +317,7 @@ OPS = {
     "melspectrogram": melspectrogram_device,
     "mfcc": mfcc_device,
     "lfcc": lfcc_device,
+    "icqt": icqt_device,
     # two differentiable inputs: its own module (specux.torch._ops_device_convolve), the same calling form
     "fftconvolve": fftconvolve_device,
 }

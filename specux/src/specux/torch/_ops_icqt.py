@@ -3,8 +3,10 @@
 The inverse is real-linear in the real and imaginary parts of ``C`` (every step, the upsampler included, is
 linear), so its gradient is the analytic adjoint :func:`specux.ops.inverse_cq.icqt_adjoint`: the transposed
 upsampling (:mod:`specux._upsample`, the resamplers' measured linear forms), the transposed overlap-add and
-the synthesis weights transposed. The backward of the backward is the inverse again. :func:`route` is the
-functional API's entry for torch tensors (``specux.icqt(tensor)``).
+the synthesis weights transposed. The backward of the backward is the inverse again. :func:`arguments`
+checks and packs the functional API's arguments for torch tensors (``specux.icqt(tensor)``, through
+:mod:`specux.torch._route`); a device backend runs ``specux::icqt_device`` (:mod:`specux.torch._ops_device`)
+with the same arguments.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import torch
 from torch import Tensor
 
 from specux import _validate
-from specux.errors import UnsupportedOperationError
 from specux.ops.inverse_cq import icqt_adjoint, icqt_cpu, validate_icqt
 from specux.torch._convert import check_cpu, numpy_of, real_of, tensor_of
 from specux.torch._params import decode_spec, encode_spec
@@ -43,7 +44,10 @@ def _signature(
     raise AssertionError("a signature only")
 
 
-def _params(C: Tensor, args: tuple):
+def icqt_params(C: Tensor, args: tuple, device: bool = False):
+    """The :class:`~specux.ops.inverse_cq.IcqtParams` of specux::icqt's arguments ``args`` (after ``C``, which
+    may be fake: only its shape and dtype are read); ``device``: validated for a device backend (the soxr
+    qualities by the device's measured upsamplers, "soxr_qq" refused)."""
     (sr, hop_length, fmin, bpo, tuning, filter_scale, norm, sparsity, window, scale, length, res_type,
      dtype) = args
     import numpy as np
@@ -51,29 +55,34 @@ def _params(C: Tensor, args: tuple):
     # a stand-in of C's shape and dtype: the parameters depend on them only
     probe = np.zeros((int(C.shape[-2]), 1), dtype=str(C.dtype).removeprefix("torch."))
     _, p = validate_icqt(
-        probe, _PUBLIC, sr=sr, hop_length=hop_length, fmin=fmin, bins_per_octave=bpo, tuning=tuning,
-        filter_scale=filter_scale, norm=norm, sparsity=sparsity, window=decode_spec(window), scale=scale,
-        length=length, res_type=res_type, dtype=dtype,
+        probe, _PUBLIC, device=device, sr=sr, hop_length=hop_length, fmin=fmin, bins_per_octave=bpo,
+        tuning=tuning, filter_scale=filter_scale, norm=norm, sparsity=sparsity, window=decode_spec(window),
+        scale=scale, length=length, res_type=res_type, dtype=dtype,
     )
     return p
 
 
+def output_shape(C: Tensor, p) -> tuple[int, ...]:
+    """The shape of the inverse of ``C`` with parameters ``p``: (..., n)."""
+    T = int(C.shape[-1])
+    n = p.length if p.length is not None else p.hop_length * (T - 1)
+    return (*C.shape[:-2], n)
+
+
 def _kernel(C: Tensor, *args) -> Tensor:
     check_cpu(C, _PUBLIC)
-    p = _params(C, args)
+    p = icqt_params(C, args)
     x = numpy_of(C)
     return tensor_of(icqt_cpu(x, p), x)
 
 
 def _fake(C: Tensor, *args) -> Tensor:
-    p = _params(C, args)
-    T = int(C.shape[-1])
-    n = p.length if p.length is not None else p.hop_length * (T - 1)
-    return C.new_empty((*C.shape[:-2], n), dtype=getattr(torch, p.dtype))
+    p = icqt_params(C, args)
+    return C.new_empty(output_shape(C, p), dtype=getattr(torch, p.dtype))
 
 
 def _backward_kernel(grad: Tensor, C: Tensor, *args) -> Tensor:
-    p = _params(C, args)
+    p = icqt_params(C, args)
     g = numpy_of(grad)
     out = icqt_adjoint(g, int(C.shape[-1]), p).astype(str(C.dtype).removeprefix("torch."), copy=False)
     return tensor_of(out, g)
@@ -123,18 +132,6 @@ def _backward_grad(ctx, gg):
 icqt_backward.register_autograd(_backward_grad, setup_context=_backward_setup)
 
 
-def _check_backend(C: Tensor, backend) -> None:
-    if isinstance(backend, str) and backend in ("auto", "cpu") and C.device.type == "cpu":
-        return
-    from specux._backends import registry
-
-    registry.select(C, backend, _PUBLIC, f"specux.{_PUBLIC}")  # raises for unknown / unavailable / foreign
-    raise UnsupportedOperationError(
-        f"specux.{_PUBLIC}: torch tensors on {C.device} with backend={backend!r} have no specux ops in this "
-        "build (the inverse runs on the CPU backend)"
-    )
-
-
 def _window(window) -> str:
     if isinstance(window, str):
         return window
@@ -143,13 +140,13 @@ def _window(window) -> str:
     raise TypeError(f"{_PUBLIC}: for torch inputs, window must be a name or a (name, parameter) tuple")
 
 
-def route(
+def arguments(
     C, *, sr, hop_length, fmin, bins_per_octave, tuning, filter_scale, norm, sparsity, window, scale, length,
-    res_type, dtype, backend,
-) -> Tensor:
-    """``specux.icqt`` of a torch tensor: the scalar arguments checked as the numpy path checks them (plain
-    Python, which dynamo runs at trace time), then ``specux::icqt``."""
-    _check_backend(C, backend)
+    res_type, dtype,
+) -> tuple[Tensor, tuple]:
+    """``(C, args)`` of specux::icqt (and of the device op ``specux::icqt_device``, which takes ``backend``
+    after them) from ``specux.icqt``'s arguments: the scalar arguments checked as the numpy path checks them
+    (plain Python, which dynamo runs at trace time), a real ``C`` read as responses of zero phase."""
     if C.dim() < 2:
         raise ValueError(f"{_PUBLIC}: C must have shape (..., n_bins, n_frames); got shape {tuple(C.shape)}")
     if not C.dtype.is_complex:
@@ -163,8 +160,7 @@ def route(
             dtype = str(real_of(dtype)).removeprefix("torch.")
         else:
             dtype = _validate.numpy_dtype(dtype, "dtype", _PUBLIC, "None, float32 or float64").name
-    return icqt(
-        C,
+    return C, (
         _validate.positive_float(sr, "sr", _PUBLIC),
         _validate.positive_int(hop_length, "hop_length", _PUBLIC),
         _validate.optional_real(fmin, "fmin", _PUBLIC),
@@ -188,4 +184,4 @@ def _bad_res_type(res_type) -> str:
     raise ValueError(f"{_PUBLIC}: res_type must be one of {allowed}; got {res_type!r}")
 
 
-__all__ = ["icqt", "icqt_backward", "route"]
+__all__ = ["arguments", "icqt", "icqt_backward", "icqt_params", "output_shape"]

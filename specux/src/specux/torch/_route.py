@@ -31,10 +31,9 @@ from specux.errors import UnsupportedOperationError, user_stacklevel
 from specux.ops.cepstral import DCT_NORMS as _DCT_NORMS
 from specux.ops.cepstral import DCT_TYPES as _DCT_TYPES
 from specux.ops.mel import COMPATS as _COMPATS
-from specux.torch import _fft, _ops, _ops_cq, _ops_device
+from specux.torch import _fft, _ops, _ops_cq, _ops_device, _ops_icqt
 from specux.torch._device_op import DEVICE_BACKENDS
 from specux.torch._ops_features import LFCC_ARGS, MEL_ARGS, MFCC_ARGS
-from specux.torch._ops_icqt import route as _icqt_route
 from specux.torch._ops_stft import ISTFT_ARGS, STFT_ARGS
 from specux.torch._params import OpArguments, encode_spec
 
@@ -408,6 +407,16 @@ def chroma_cqt(y, *, C, window, cqt_mode, backend, **kw):
     return _ops.chroma_cqt(y, [], fold, *_ops_cq.CHROMA_CQT_ARGS.passed(kw))
 
 
+def icqt(C, *, backend, **kw):
+    """``specux.icqt`` of a torch tensor: ``specux::icqt`` on the CPU backend, ``specux::icqt_device`` on a
+    named device backend (the device's kernels forward, their transposes backward)."""
+    _check_backend(C, backend, "icqt", "icqt")
+    C, args = _ops_icqt.arguments(C, **kw)
+    if backend in _HOST_BACKENDS:
+        return _ops_icqt.icqt(C, *args)
+    return _ops_device.on_backend("icqt", backend)(C, *args)
+
+
 # --- fftconvolve and the FFT family -------------------------------------------------------------------------
 
 
@@ -441,7 +450,7 @@ _PUBLIC = {
     "chroma_stft": chroma_stft,
     "chroma_cqt": chroma_cqt,
     "fftconvolve": fftconvolve,
-    "icqt": _icqt_route,
+    "icqt": icqt,
 }
 
 
