@@ -427,7 +427,9 @@ def icqt(
     Notes
     -----
     {backends} Autograd: yes for torch CPU tensors, with every
-    res_type (an analytic adjoint; see docs/specux/constant-q.md). torch.compile: yes (one graph node).
+    res_type (an analytic adjoint), and on a device backend (a torch CPU tensor with backend "opencl", "cuda"
+    or "metal", or a torch CUDA tensor) with every device res_type, by the device's adjoint kernels (see
+    docs/specux/constant-q.md). torch.compile: yes (one graph node).
 
     librosa computes this inverse with a basis rounded to complex64 whatever the precision of ``C`` and
     returns float64 for complex64 input with ``scale=True``; specux computes in the precision of ``C``, so
