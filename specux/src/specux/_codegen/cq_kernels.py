@@ -148,6 +148,20 @@ def _ptr(name: str, kind: str, const: bool = True) -> Param:
     return Param(name, kind, pointer=True, const=const)
 
 
+#: the sizes of icq_synth and of its transpose, after their three buffers
+_SYNTH_SIZES = tuple(
+    Param(n, "int")
+    for n in ("total", "n_out", "n_k", "n_bins", "row0", "t_src", "n_t", "hop", "n_fft", "pad")
+)
+#: the sizes of interpolate and of its transpose, after their buffers
+_FIR_SIZES = tuple(Param(n, "int") for n in ("total", "n_in", "n_dst", "n_valid", "factor", "k0", "n_taps"))
+
+
+def _head_params(prec: str) -> tuple[Param, ...]:
+    """The start-up rows of interpolate's and its transpose's ``head`` variants."""
+    return (_ptr("head", prec), Param("n_head_rows", "int"), Param("n_head_cols", "int"))
+
+
 def _header(e: Emitter, *kinds: str) -> None:
     e.line(e.d.prelude({COMPUTE_OF[k] for k in kinds} | set(kinds)))
 
@@ -362,21 +376,7 @@ def icq_synth(spec: IcqSynthSpec, d: Dialect) -> KernelSource:
     e = Emitter(d)
     _header(e, prec)
     name = "spx_icq_synth"
-    params = (
-        _ptr("C", prec),
-        _ptr("G", prec),
-        _ptr("dst", prec, const=False),
-        Param("total", "int"),
-        Param("n_out", "int"),
-        Param("n_k", "int"),
-        Param("n_bins", "int"),
-        Param("row0", "int"),
-        Param("t_src", "int"),
-        Param("n_t", "int"),
-        Param("hop", "int"),
-        Param("n_fft", "int"),
-        Param("pad", "int"),
-    )
+    params = (_ptr("C", prec), _ptr("G", prec), _ptr("dst", prec, const=False), *_SYNTH_SIZES)
     with e.block(d.signature(name, list(params))):
         e.line(f"const int i = {_index(d)};")
         with e.block("if (i < total)"):
@@ -406,21 +406,8 @@ def interpolate(spec: InterpolateSpec, d: Dialect) -> KernelSource:
     e = Emitter(d)
     _header(e, prec)
     name = "spx_cq_interpolate" + ("_head" if spec.head else "") + ("_acc" if spec.accumulate else "")
-    params = (
-        _ptr("src", prec),
-        _ptr("taps", prec),
-        _ptr("base", prec),
-        _ptr("dst", prec, const=False),
-        Param("total", "int"),
-        Param("n_in", "int"),
-        Param("n_dst", "int"),
-        Param("n_valid", "int"),
-        Param("factor", "int"),
-        Param("k0", "int"),
-        Param("n_taps", "int"),
-    )
-    if spec.head:
-        params += (_ptr("head", prec), Param("n_head_rows", "int"), Param("n_head_cols", "int"))
+    params = (_ptr("src", prec), _ptr("taps", prec), _ptr("base", prec), _ptr("dst", prec, const=False))
+    params += _FIR_SIZES + (_head_params(prec) if spec.head else ())
     with e.block(d.signature(name, list(params))):
         e.line(f"const int i = {_index(d)};")
         with e.block("if (i < total)"):
@@ -456,21 +443,7 @@ def icq_synth_adjoint(spec: IcqSynthAdjointSpec, d: Dialect) -> KernelSource:
     e = Emitter(d)
     _header(e, prec)
     name = "spx_icq_synth_adjoint"
-    params = (
-        _ptr("g", prec),
-        _ptr("G", prec),
-        _ptr("dst", prec, const=False),
-        Param("total", "int"),
-        Param("n_out", "int"),
-        Param("n_k", "int"),
-        Param("n_bins", "int"),
-        Param("row0", "int"),
-        Param("t_src", "int"),
-        Param("n_t", "int"),
-        Param("hop", "int"),
-        Param("n_fft", "int"),
-        Param("pad", "int"),
-    )
+    params = (_ptr("g", prec), _ptr("G", prec), _ptr("dst", prec, const=False), *_SYNTH_SIZES)
     zero = d.literal(0.0, prec)
     with e.block(d.signature(name, list(params))):
         e.line(f"const int i = {_index(d)};")
@@ -511,20 +484,8 @@ def interpolate_adjoint(spec: InterpolateAdjointSpec, d: Dialect) -> KernelSourc
     e = Emitter(d)
     _header(e, prec)
     name = "spx_cq_interpolate_adjoint" + ("_head" if spec.head else "")
-    params = (
-        _ptr("g", prec),
-        _ptr("taps", prec),
-        _ptr("dst", prec, const=False),
-        Param("total", "int"),
-        Param("n_in", "int"),
-        Param("n_dst", "int"),
-        Param("n_valid", "int"),
-        Param("factor", "int"),
-        Param("k0", "int"),
-        Param("n_taps", "int"),
-    )
-    if spec.head:
-        params += (_ptr("head", prec), Param("n_head_rows", "int"), Param("n_head_cols", "int"))
+    params = (_ptr("g", prec), _ptr("taps", prec), _ptr("dst", prec, const=False))
+    params += _FIR_SIZES + (_head_params(prec) if spec.head else ())
     with e.block(d.signature(name, list(params))):
         e.line(f"const int i = {_index(d)};")
         with e.block("if (i < total)"):

@@ -113,21 +113,31 @@ def _interpolate(
     """Rows ``x`` (B, n) upsampled by ``factor`` into (B, n_dst) (zero past ``factor * n``), plus ``base``."""
     B, n_in = int(x.shape[0]), int(x.shape[1])
     dtype = x.dtype
-    taps, k0, head = upsampler_form(factor, res_type, str(dtype))
     out = da.empty(rt, (B, n_dst), dtype)
     if out.size == 0:
         return out
     check_index("icqt", x.size, out.size)
-    table = rt.table(("spx_icq_taps", factor, res_type, dtype), lambda: taps.astype(dtype))
-    spec = ck.InterpolateSpec(da.STORAGE[dtype], accumulate=base is not None, head=head.size > 0)
+    table, fir, head = _upsampler_tables(rt, factor, res_type, dtype)
+    spec = ck.InterpolateSpec(da.STORAGE[dtype], accumulate=base is not None, head=bool(head))
     src = x if x.size else out  # an empty octave reads nothing; any valid buffer stands in
     args = [src.buf, table, (base if base is not None else out).buf, out.buf, out.size, n_in, n_dst]
-    args += [min(n_dst, factor * n_in), factor, k0, int(taps.size)]
-    if head.size:
-        check_index("icqt", head.size)
-        args += [rt.table(("spx_icq_head", factor, res_type, dtype), lambda: head.astype(dtype)), *head.shape]
+    args += [min(n_dst, factor * n_in), *fir, *head]
     launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), args)
     return out
+
+
+def _upsampler_tables(rt: DeviceRuntime, factor: int, res_type: str, dtype: str) -> tuple[Any, list, list]:
+    """The device tables of :func:`upsampler_form`: (taps table, [factor, k0, n_taps], the head's arguments
+    [table, rows, columns] or [] where there is no start-up correction), shared by the upsampler and its
+    transpose."""
+    taps, k0, head = upsampler_form(factor, res_type, str(dtype))
+    table = rt.table(("spx_icq_taps", factor, res_type, dtype), lambda: taps.astype(dtype))
+    head_args: list = []
+    if head.size:
+        check_index("icqt", head.size)
+        key = ("spx_icq_head", factor, res_type, dtype)
+        head_args = [rt.table(key, lambda: head.astype(dtype)), *head.shape]
+    return table, [factor, k0, int(taps.size)], head_args
 
 
 def icqt(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> DeviceArray:
@@ -166,19 +176,15 @@ def _interpolate_adjoint(
     """The transpose of :func:`_interpolate` (without its ``base``) applied to ``g`` (B, n_dst): (B, n_in)."""
     B, n_dst = int(g.shape[0]), int(g.shape[1])
     dtype = g.dtype
-    taps, k0, head = upsampler_form(factor, res_type, str(dtype))
     out = da.empty(rt, (B, n_in), dtype)
     if out.size == 0:
         return out
-    check_index("icqt", g.size, out.size, factor * n_in + abs(k0) + int(taps.size))
-    table = rt.table(("spx_icq_taps", factor, res_type, dtype), lambda: taps.astype(dtype))
-    spec = ck.InterpolateAdjointSpec(da.STORAGE[dtype], head=head.size > 0)
+    table, fir, head = _upsampler_tables(rt, factor, res_type, dtype)
+    # the kernel's output indices reach factor * n_in + k0 + n_taps
+    check_index("icqt", g.size, out.size, factor * n_in + abs(fir[1]) + fir[2])
+    spec = ck.InterpolateAdjointSpec(da.STORAGE[dtype], head=bool(head))
     src = g if g.size else out  # nothing to read (n_dst 0): any valid buffer stands in
-    args = [src.buf, table, out.buf, out.size, n_in, n_dst, min(n_dst, factor * n_in), factor, k0]
-    args += [int(taps.size)]
-    if head.size:
-        check_index("icqt", head.size)
-        args += [rt.table(("spx_icq_head", factor, res_type, dtype), lambda: head.astype(dtype)), *head.shape]
+    args = [src.buf, table, out.buf, out.size, n_in, n_dst, min(n_dst, factor * n_in), *fir, *head]
     launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), args)
     return out
 

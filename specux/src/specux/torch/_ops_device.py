@@ -290,23 +290,12 @@ icqt_device, icqt_device_backward = define_device_op(
 )
 
 
-def _icqt_backward_setup(ctx: Any, inputs: tuple, output: Tensor) -> None:
-    ctx.save_for_backward(inputs[1])
-    ctx.args = inputs[2:]
-    ctx.grad_dtype = inputs[0].dtype
+# the gradient's own backward is the device forward again (icqt is linear): double backward stays on the
+# device
+icqt_device_backward.register_autograd(
+    _ops_icqt.backward_grad(icqt_device), setup_context=_ops_icqt.backward_setup
+)
 
-
-def _icqt_backward_grad(ctx: Any, gg: Tensor) -> tuple:
-    (C,) = ctx.saved_tensors
-    # the backward is linear in grad and its transpose is the inverse itself (as for the CPU op): the
-    # gradient of the gradient runs the device's forward kernels
-    ggrad = None
-    if ctx.needs_input_grad[0]:
-        ggrad = icqt_device(gg.to(C.dtype).contiguous(), *ctx.args).to(ctx.grad_dtype)
-    return (ggrad, None) + (None,) * len(ctx.args)
-
-
-icqt_device_backward.register_autograd(_icqt_backward_grad, setup_context=_icqt_backward_setup)
 
 #: the public operation -> its device op (what :mod:`specux.torch._route` calls with ``backend`` last)
 OPS = {

@@ -114,22 +114,29 @@ def _grad(ctx, grad):
 icqt.register_autograd(_grad, setup_context=_setup)
 
 
-def _backward_setup(ctx, inputs, output):
+def backward_setup(ctx, inputs, output):
+    """The context of ``<op>_backward(grad, C, *args)``'s own backward (see :func:`backward_grad`)."""
     ctx.save_for_backward(inputs[1])
     ctx.args = inputs[2:]
     ctx.grad_dtype = inputs[0].dtype
 
 
-def _backward_grad(ctx, gg):
-    (C,) = ctx.saved_tensors
-    # the backward is linear in grad, and its adjoint is the inverse itself
-    ggrad = None
-    if ctx.needs_input_grad[0]:
-        ggrad = icqt(gg.to(C.dtype).contiguous(), *ctx.args).to(ctx.grad_dtype)
-    return (ggrad, None) + (None,) * len(ctx.args)
+def backward_grad(inverse):
+    """The backward of an icqt backward op whose forward op is ``inverse`` (this module's ``icqt``, or the
+    device op with the same arguments and ``backend``): the backward is linear in grad, and its adjoint is
+    the inverse itself."""
+
+    def grad_fn(ctx, gg):
+        (C,) = ctx.saved_tensors
+        ggrad = None
+        if ctx.needs_input_grad[0]:
+            ggrad = inverse(gg.to(C.dtype).contiguous(), *ctx.args).to(ctx.grad_dtype)
+        return (ggrad, None) + (None,) * len(ctx.args)
+
+    return grad_fn
 
 
-icqt_backward.register_autograd(_backward_grad, setup_context=_backward_setup)
+icqt_backward.register_autograd(backward_grad(icqt), setup_context=backward_setup)
 
 
 def _window(window) -> str:
@@ -184,4 +191,6 @@ def _bad_res_type(res_type) -> str:
     raise ValueError(f"{_PUBLIC}: res_type must be one of {allowed}; got {res_type!r}")
 
 
-__all__ = ["arguments", "icqt", "icqt_backward", "icqt_params", "output_shape"]
+__all__ = [
+    "arguments", "backward_grad", "backward_setup", "icqt", "icqt_backward", "icqt_params", "output_shape",
+]
