@@ -19,7 +19,8 @@ icqt            ``icq_exec.icqt``                    ``icq_exec.icqt_adjoint`` (
 
 What has no device adjoint is refused with the option and the backend named: the gradients of windows,
 filter banks, DCT matrices and constant-Q weights (trainable constants), a spectrogram ``power`` other than
-1 or 2, and chroma_stft / chroma_cqt (no adjoint of the per-frame normalisation and threshold on the device).
+1 or 2, chroma_stft / chroma_cqt (no adjoint of the per-frame normalisation and threshold on the device), and
+icqt with ``res_type="soxr_qq"`` (no device upsampler: refused by the forward's own validation).
 """
 
 from __future__ import annotations
