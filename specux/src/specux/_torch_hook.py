@@ -44,7 +44,10 @@ _HALF = ("torch.float16", "torch.bfloat16", "torch.complex32")
 #: named backends under which a torch CPU tensor may run through the device ops (specux.torch._device_op)
 DEVICE_ROUTED_BACKENDS = ("cuda", "metal", "opencl")
 #: the operations with device ops: the keys of specux.torch._ops_device.OPS (a test checks they agree)
-DEVICE_ROUTED_OPS = ("cqt", "fftconvolve", "icqt", "istft", "lfcc", "melspectrogram", "mfcc", "stft", "vqt")
+DEVICE_ROUTED_OPS = (
+    "chroma_cqt", "chroma_stft", "cqt", "fftconvolve", "icqt", "istft", "lfcc", "melspectrogram", "mfcc",
+    "stft", "vqt",
+)
 
 
 def _differentiated(x: Any, *others: Any) -> bool:

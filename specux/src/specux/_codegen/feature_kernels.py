@@ -29,6 +29,14 @@ for every dialect.
     per-frame normalisation, librosa.util.normalize's rules): ``kind`` 1 the maximum magnitude, 2 the
     minimum, 3 the count of non-zero entries, 4 the ``p``-norm; a norm below ``threshold`` leaves the column
     as it is; a NaN in the column makes the maximum / minimum NaN, hence the column (numpy's max / min).
+``column_norm_adjoint``
+    The gradient of ``column_norm`` (chroma's backward): per column, from the unnormalised values ``x`` and
+    the gradient ``g`` of the normalised ones, ``g / l - (sum g x) / l ** 2 * dl / dx`` with ``l`` the
+    column's norm and ``dl / dx`` its derivative (the sign at the first maximum / minimum for ``kind`` 1 /
+    2, zero for the count, ``sign(x) (|x| / l) ** (p - 1)`` for the p-norm); a column whose norm is below
+    ``threshold`` passes ``g`` through, as does ``kind`` 0 (no norm). With ``cut`` (chroma_cqt's
+    threshold) each value is first taken as ``x >= cut ? x : 0`` and the gradient of the values cut is 0
+    (:func:`specux.torch._ops_cq._chroma_cqt_backward`'s rule).
 ``log_adjoint``
     The elementwise adjoint of the logarithm stage: ``g / (x + eps)``, or the dB derivative with the floor's
     gradient moved to the group's peak.
@@ -140,6 +148,18 @@ class ColumnNormSpec:
 
 #: ``kind`` of the column norm: maximum, minimum, non-zero count, p-norm (librosa.util.normalize's)
 NORM_MAX, NORM_MIN, NORM_COUNT, NORM_P = 1, 2, 3, 4
+#: ``kind`` of the column norm's adjoint for no norm at all (the gradient passes, masked by ``cut``)
+NORM_NONE = 0
+
+
+@dataclass(frozen=True)
+class ColumnNormAdjointSpec:
+    """Gradient of :class:`ColumnNormSpec`'s normalisation with respect to the unnormalised (B, rows, T)
+    array, in the compute precision; ``cut``: the values below chroma_cqt's threshold first set to zero,
+    their gradient zero."""
+
+    prec: str
+    cut: bool = False
 
 
 def _header(e: Emitter, *storages: str) -> None:
@@ -500,6 +520,86 @@ def column_norm(spec: ColumnNormSpec, d: Dialect) -> KernelSource:
     return KernelSource(name, e.text(), params, BLOCK)
 
 
+def column_norm_adjoint(spec: ColumnNormAdjointSpec, d: Dialect) -> KernelSource:
+    """One thread per column (b, t): the column's norm and the pick of a maximum / minimum norm, then each
+    row's gradient (see the module docstring); a fixed order of sums, so the result is repeatable."""
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_column_norm_adjoint" + ("_cut" if spec.cut else "")
+    params = (
+        _ptr("x", prec),
+        _ptr("g", prec),
+        _ptr("gx", prec, const=False),
+        Param("n_cols", "int"),
+        Param("n_rows", "int"),
+        Param("n_t", "int"),
+        Param("kind", "int"),
+        Param("p", prec),
+        Param("threshold", prec),
+        Param("cut", prec),
+    )
+    zero, one = d.literal(0.0, prec), d.literal(1.0, prec)
+
+    def load(v: str, at: str) -> None:
+        e.line(f"{R} {v} = x[{at}];")
+        if spec.cut:  # the CPU backward's rule: what is not >= cut (NaN included) counts as 0
+            e.line(f"{v} = {v} >= cut ? {v} : {zero};")
+
+    with e.block(d.signature(name, list(params))):
+        e.line(f"const int c = {_index(d)};")
+        with e.block("if (c < n_cols)"):
+            e.line("const int b = c / n_t;")
+            e.line("const int base = b * n_rows * n_t + (c - b * n_t);")
+            load("v0", "base")
+            e.line(f"{R} acc = kind == 2 ? (v0 < {zero} ? -v0 : v0) : {zero};")
+            e.line(f"{R} inner = {zero};")
+            e.line("int at = 0;")
+            e.line("int nan_seen = 0;")
+            e.line(f"{R} nan_value = {zero};")
+            with e.block("for (int r = 0; r < n_rows; ++r)"):
+                load("s", "base + r * n_t")
+                e.line("inner += g[base + r * n_t] * s;")
+                e.line(f"const {R} v = s < {zero} ? -s : s;")
+                with e.block("if (v != v && !nan_seen)"):
+                    e.line("nan_seen = 1;")
+                    e.line("nan_value = v;")
+                # strict comparisons keep the first maximum / minimum (numpy's argmax / argmin)
+                with e.block("if (kind == 1)"):
+                    with e.block("if (v > acc)"):
+                        e.line("acc = v;")
+                        e.line("at = r;")
+                with e.block("else if (kind == 2)"):
+                    with e.block("if (v < acc)"):
+                        e.line("acc = v;")
+                        e.line("at = r;")
+                e.line(f"else if (kind == 3) acc += v > {zero} ? {one} : {zero};")
+                e.line(f"else if (kind == 4) acc += {d.math('pow', prec, 'v', 'p')};")
+            e.line(f"if (kind == 4) acc = {d.math('pow', prec, 'acc', f'{one} / p')};")
+            e.line("if (nan_seen && kind <= 2) acc = nan_value;  // numpy's max / min of a NaN column")
+            # no norm, or a norm below the threshold (the forward left the column as it was): g passes
+            e.line("const int small = kind == 0 || acc < threshold;")
+            e.line(f"const {R} l = small ? {one} : acc;")
+            e.line(f"const {R} safe = acc > {zero} ? acc : {one};")
+            with e.block("for (int r = 0; r < n_rows; ++r)"):
+                e.line("const int i = base + r * n_t;")
+                load("s", "i")
+                e.line(f"const {R} sign = s > {zero} ? {one} : (s < {zero} ? -{one} : {zero});")
+                e.line(f"{R} dl = {zero};")
+                e.line("if (kind <= 2) dl = r == at ? sign : dl;")
+                e.line(
+                    "else if (kind == 4) dl = sign * "
+                    + d.math("pow", prec, f"(s < {zero} ? -s : s) / safe", f"p - {one}")
+                    + ";"
+                )
+                e.line(f"{R} out = small ? g[i] : g[i] / l - inner / (l * l) * dl;")
+                if spec.cut:
+                    e.line(f"out = x[i] >= cut ? out : {zero};")
+                e.line("gx[i] = out;")
+    return KernelSource(name, e.text(), params, BLOCK)
+
+
 def render(spec: object, d: Dialect) -> KernelSource:
     """Source of the kernel described by any of the spec classes above."""
     if isinstance(spec, BankSpec):
@@ -512,6 +612,8 @@ def render(spec: object, d: Dialect) -> KernelSource:
         return log_adjoint(spec, d)
     if isinstance(spec, ColumnNormSpec):
         return column_norm(spec, d)
+    if isinstance(spec, ColumnNormAdjointSpec):
+        return column_norm_adjoint(spec, d)
     if isinstance(spec, DbSpec):
         return db(spec, d)
     if isinstance(spec, FloorSpec):
@@ -554,5 +656,7 @@ def cover(storages: tuple[str, ...]) -> list[object]:
             LogAdjointSpec(prec, prec, POST_DB),
             LogAdjointSpec(prec, prec, POST_DB, floor=True),
             ColumnNormSpec(prec),
+            ColumnNormAdjointSpec(prec),
+            ColumnNormAdjointSpec(prec, cut=True),
         ]
     return list(dict.fromkeys(specs))

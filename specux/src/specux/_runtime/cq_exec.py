@@ -51,6 +51,7 @@ __all__ = [
     "ChromaCqtParams",
     "check_device_res_type",
     "chroma_cqt",
+    "chroma_cqt_adjoint",
     "cqt",
     "soxr_like_filter",
     "soxr_spec",
@@ -466,3 +467,29 @@ def chroma_cqt(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: ChromaCqtP
         if p.norm is not None:
             fe.column_norm(rt, chroma, p.norm)
     return chroma
+
+
+def chroma_cqt_adjoint(
+    rt: DeviceRuntime, g: DeviceArray, y: DeviceArray, p: ChromaCqtParams, n: int
+) -> DeviceArray:
+    """Gradient (..., n) with respect to the signal ``y`` of :func:`chroma_cqt` (``p.vqt`` given), given the
+    gradient ``g`` (..., n_chroma, T) of its output, all on the device: the transform and the fold
+    recomputed, the threshold's and the norm's adjoint (one kernel,
+    :func:`specux._runtime.feature_exec.column_norm_adjoint`), the fold's transpose, the modulus' adjoint
+    (``g C / |C|``, 0 where C is 0) and :func:`vqt_adjoint`. The CPU backend's rule
+    (:func:`specux.torch._ops_cq._chroma_cqt_backward`)."""
+    from specux._runtime import feature_exec as fe
+
+    if p.vqt is None:
+        raise ValueError("chroma_cqt_adjoint: the parameters are those of a given C, not of a signal")
+    with rt.batch():
+        C = vqt(rt, (y,), p.vqt)
+        mag = se._modulus(rt, C, sk.MOD_ABS)
+        prec = da.STORAGE[fe._compute(mag.dtype)]
+        g_chroma = g
+        if p.norm is not None or p.threshold is not None:
+            chroma = fe.apply(rt, mag, fe.sparse(rt, p.fold, prec), public="chroma_cqt")
+            g_chroma = fe.column_norm_adjoint(rt, chroma, g, p.norm, p.threshold)
+        g_mag = fe.bank_adjoint(rt, g_chroma, p.fold)
+        gC = se.modulus_adjoint(rt, C, g_mag, sk.MOD_ABS)
+        return vqt_adjoint(rt, gC, p.vqt, n)

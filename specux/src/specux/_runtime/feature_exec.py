@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -284,19 +284,25 @@ def melspectrogram(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -
         return _banded(rt, x, p.stft, p.power, p.basis)
 
 
+def _norm_kind(norm: float | None) -> tuple[int, float]:
+    """(``kind``, ``p``) of the column-norm kernels for librosa's ``norm`` (None: the adjoint's no norm)."""
+    if norm is None:
+        return fk.NORM_NONE, 1.0
+    if norm == np.inf:
+        return fk.NORM_MAX, 1.0
+    if norm == -np.inf:
+        return fk.NORM_MIN, 1.0
+    if norm == 0:
+        return fk.NORM_COUNT, 1.0
+    return fk.NORM_P, float(norm)
+
+
 def column_norm(rt: DeviceRuntime, x: DeviceArray, norm: float) -> None:
     """Each (b, :, t) column of ``x`` (..., rows, T), compute precision, divided in place by its ``norm``
     (librosa.util.normalize's rules: inf, -inf, 0 or p > 0; a norm below the smallest normal number of the
     precision leaves the column as it is)."""
     B, rows, T = _rows_view(x)
-    if norm == np.inf:
-        kind, power = fk.NORM_MAX, 1.0
-    elif norm == -np.inf:
-        kind, power = fk.NORM_MIN, 1.0
-    elif norm == 0:
-        kind, power = fk.NORM_COUNT, 1.0
-    else:
-        kind, power = fk.NORM_P, float(norm)
+    kind, power = _norm_kind(norm)
     columns = B * T
     if columns == 0 or rows == 0:
         return
@@ -313,6 +319,52 @@ def chroma_stft(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> D
         if p.norm is not None:
             column_norm(rt, raw, p.norm)
     return raw
+
+
+def column_norm_adjoint(
+    rt: DeviceRuntime, x: DeviceArray, g: DeviceArray, norm: float | None, cut: float | None = None
+) -> DeviceArray:
+    """Gradient (a new array) with respect to ``x`` (..., rows, T), compute precision, of
+    :func:`column_norm` (``norm`` None: none), given the gradient ``g`` of its output; with ``cut``, of
+    ``column_norm`` of ``x`` with its values below ``cut`` set to zero first (chroma_cqt's threshold), whose
+    gradient is zero there. The CPU backend's rule (:func:`specux.torch._adjoint_features.
+    normalize_backward`, librosa.util.normalize's default threshold)."""
+    if g.shape != x.shape or g.dtype != x.dtype:
+        raise ValueError(
+            f"column_norm_adjoint: the gradient is {g.dtype} {g.shape}; x is {x.dtype} {x.shape}"
+        )
+    if x.dtype != _compute(x.dtype):
+        raise ValueError(f"column_norm_adjoint: x must be float32 or float64; got {x.dtype}")
+    B, rows, T = _rows_view(x)
+    kind, power = _norm_kind(norm)
+    out = da.empty(rt, x.shape, x.dtype)
+    columns = B * T
+    check_index("column_norm_adjoint", x.size)
+    if columns == 0 or rows == 0:
+        return out
+    tiny = float(np.finfo(x.dtype).tiny)
+    spec = fk.ColumnNormAdjointSpec(x.storage, cut=cut is not None)
+    args = [x.buf, g.buf, out.buf, columns, rows, T, kind, power, tiny, 0.0 if cut is None else float(cut)]
+    launch(rt, fk.render, spec, groups(columns, fk.BLOCK), args)
+    return out
+
+
+def chroma_stft_adjoint(rt: DeviceRuntime, g: DeviceArray, y: DeviceArray, p: Any) -> DeviceArray:
+    """Gradient (..., L) with respect to the signal ``y`` of :func:`chroma_stft` (``p`` a ChromaParams of a
+    signal: ``p.stft`` given), given the gradient ``g`` (..., n_chroma, T) of its output: the unnormalised
+    chroma recomputed (the fused bank product), the norm's adjoint, the bank's transpose, then the power
+    spectrogram's adjoint and the stft's (:func:`specux._runtime.spectral_exec.stft_backward`)."""
+    from specux._runtime import spectral_exec as se
+
+    if p.stft is None:
+        raise ValueError("chroma_stft_adjoint: the parameters are a given spectrogram S's, not a signal's")
+    with rt.batch():
+        g_raw = g
+        if p.norm is not None:
+            raw = _banded(rt, y, p.stft, 2.0, p.bank, public="chroma_stft")
+            g_raw = column_norm_adjoint(rt, raw, g, p.norm)
+        gS = bank_adjoint(rt, g_raw, p.bank)
+        return se.stft_backward(rt, gS, y, replace(p.stft, output="power"))
 
 
 def _cepstrum(rt: DeviceRuntime, x: DeviceArray, p: Any, public: str) -> DeviceArray:

@@ -494,14 +494,21 @@ def stft_backward(rt: DeviceRuntime, grad: DeviceArray, y: DeviceArray, p: StftP
         raise ValueError(f"stft_backward: the gradient must be {dtype}; got {grad.dtype}")
     with rt.batch():
         _, X = _spectrum(rt, y, p)
-        G = da.empty(rt, X.shape, X.dtype)
-        check_index("stft", 2 * X.size)
-        if G.size:
-            kind = sk.MOD_ABS if p.output == "magnitude" else sk.MOD_POWER2
-            spec = sk.ModulusAdjointSpec(da.STORAGE[dtype], kind)
-            launch(rt, sk.render, spec, groups(G.size, sk.BLOCK), [X.buf, grad.buf, G.buf, G.size])
+        G = modulus_adjoint(rt, X, grad, sk.MOD_ABS if p.output == "magnitude" else sk.MOD_POWER2)
         out = stft_adjoint(rt, G, p)
     return out.reshape(*y.shape)
+
+
+def modulus_adjoint(rt: DeviceRuntime, X: DeviceArray, grad: DeviceArray, kind: int) -> DeviceArray:
+    """The gradient (complex, X's shape) with respect to the complex ``X`` of its modulus (``kind``
+    ``MOD_ABS``: ``g X / |X|``, 0 where X is 0) or squared modulus (``MOD_POWER2``: ``2 g X``), given the
+    real gradient ``grad`` of as many elements (the compute precision)."""
+    G = da.empty(rt, X.shape, X.dtype)
+    check_index("stft", 2 * X.size)
+    if G.size:
+        spec = sk.ModulusAdjointSpec(da.STORAGE[da.REAL_OF[X.dtype]], kind)
+        launch(rt, sk.render, spec, groups(G.size, sk.BLOCK), [X.buf, grad.buf, G.buf, G.size])
+    return G
 
 
 def istft_adjoint(

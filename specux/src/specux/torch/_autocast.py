@@ -30,7 +30,10 @@ FORWARD_OPS = (
     # the device ops (specux.torch._device_op) of the same transforms
     *(
         f"specux::{name}_device"
-        for name in ("stft", "istft", "melspectrogram", "mfcc", "lfcc", "vqt", "cqt", "fftconvolve", "icqt")
+        for name in (
+            "stft", "istft", "melspectrogram", "mfcc", "lfcc", "vqt", "cqt", "chroma_stft", "chroma_cqt",
+            "fftconvolve", "icqt",
+        )
     ),
 )
 

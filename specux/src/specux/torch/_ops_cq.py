@@ -411,11 +411,13 @@ def _chroma_cqt_parts(
     n_chroma: int,
     n_octaves: int,
     bins_per_octave: int | None,
+    device: bool = False,
     **kw: Any,
 ) -> tuple:
     """(vqt params, per-octave bases, folding matrix or None for a fake ``fold``) from specux::chroma_cqt's
     arguments by name (:data:`CHROMA_CQT_ARGS`; ``norm`` and ``threshold`` are the kernels', applied to the
-    folded output; ``kw``: passed on to :func:`vqt_params`)."""
+    folded output; ``kw``: passed on to :func:`vqt_params`). ``device``: the checks of the functional API's
+    device path (:func:`validated_vqt`), and no per-octave bases (None: a device builds its own)."""
     if n_chroma <= 0 or n_octaves <= 0:
         raise ValueError(f"chroma_cqt: n_chroma and n_octaves must be positive; got {n_chroma}, {n_octaves}")
     bpo = n_chroma if bins_per_octave is None else bins_per_octave
@@ -423,19 +425,13 @@ def _chroma_cqt_parts(
         raise ValueError(
             f"chroma_cqt: bins_per_octave={bpo} must be an integer multiple of n_chroma={n_chroma}"
         )
-    p, bases = vqt_params(
-        y,
-        weights,
-        "chroma_cqt",
-        tuning=tuning,
-        window="hann",
-        intervals=None,
-        fmin=fmin,
-        n_bins=n_octaves * bpo,
-        bins_per_octave=bpo,
-        **kw,
-        **_CQT_FIXED,
+    vqt_args = dict(
+        tuning=tuning, window="hann", intervals=None, fmin=fmin, n_bins=n_octaves * bpo, bins_per_octave=bpo
     )
+    if device:
+        p, bases = validated_vqt(y, "chroma_cqt", device=True, **vqt_args, **kw, **_CQT_FIXED), None
+    else:
+        p, bases = vqt_params(y, weights, "chroma_cqt", **vqt_args, **kw, **_CQT_FIXED)
     if fold is not None:
         if tuple(fold.shape) != (n_chroma, p.n_bins):
             raise ValueError(

@@ -15,12 +15,13 @@ mfcc, lfcc      ``feature_exec.mfcc`` / ``lfcc``     the same, through the DCT's
 icqt            ``icq_exec.icqt``                    ``icq_exec.icqt_adjoint`` (every device resampler:
                                                      polyphase, the soxr qualities but "soxr_qq"); its
                                                      backward's backward is the forward op again
+chroma_stft,    see :mod:`specux.torch._ops_device_chroma` (the column norm's and threshold's adjoint
+chroma_cqt      kernel, then the bank's / fold's transpose and the stft's / vqt's adjoints)
 ==============  ===================================  ==================================================
 
 What has no device adjoint is refused with the option and the backend named: the gradients of windows,
 filter banks, DCT matrices and constant-Q weights (trainable constants), a spectrogram ``power`` other than
-1 or 2, chroma_stft / chroma_cqt (no adjoint of the per-frame normalisation and threshold on the device), and
-icqt with ``res_type="soxr_qq"`` (no device upsampler: refused by the forward's own validation).
+1 or 2, and icqt with ``res_type="soxr_qq"`` (no device upsampler: refused by the forward's own validation).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from specux.torch import _ops_icqt
 from specux.torch._convert import complex_of, real_of
 from specux.torch._device_op import DeviceRecipe, define_device_op
 from specux.torch._ops_cq import VQT_ARGS, _cqt_as_vqt, _cqt_signature, _vqt_signature, validated_vqt
+from specux.torch._ops_device_chroma import chroma_cqt_device, chroma_stft_device
 from specux.torch._ops_device_convolve import fftconvolve_device
 from specux.torch._ops_features import (
     _bands_shape,
@@ -308,6 +310,8 @@ OPS = {
     "mfcc": mfcc_device,
     "lfcc": lfcc_device,
     "icqt": icqt_device,
+    "chroma_stft": chroma_stft_device,
+    "chroma_cqt": chroma_cqt_device,
     # two differentiable inputs: its own module (specux.torch._ops_device_convolve), the same calling form
     "fftconvolve": fftconvolve_device,
 }

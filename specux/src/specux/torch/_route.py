@@ -370,7 +370,7 @@ def chroma_stft(y, *, S, window, backend, **kw):
         )
     _check_backend(y, backend, "chroma_stft", "chroma_stft")
     w, spec = _window(window, y, kw["win_length"], kw["n_fft"])
-    return _ops.chroma_stft(y, w, None, spec, *_ops_cq.CHROMA_STFT_ARGS.passed(kw))
+    return _op("chroma_stft", backend)(y, w, None, spec, *_ops_cq.CHROMA_STFT_ARGS.passed(kw))
 
 
 @_takes(
@@ -404,7 +404,12 @@ def chroma_cqt(y, *, C, window, cqt_mode, backend, **kw):
             kw["n_octaves"] * bpo, bins_per_octave=bpo, n_chroma=n_chroma, fmin=kw["fmin"], window=window
         )
         fold = torch.as_tensor(np.array(M, dtype=np.float64))
-    return _ops.chroma_cqt(y, [], fold, *_ops_cq.CHROMA_CQT_ARGS.passed(kw))
+    out = _op("chroma_cqt", backend)(y, [], fold, *_ops_cq.CHROMA_CQT_ARGS.passed(kw))
+    if fold is not None and backend not in _HOST_BACKENDS:
+        # the device computes in the signal's precision; the CPU op (and the numpy device path) promote to
+        # the fold's, float64 with a window
+        out = out.to(torch.promote_types(out.dtype, fold.dtype))
+    return out
 
 
 def icqt(C, *, backend, **kw):
