@@ -101,6 +101,12 @@ CASES = {
         torch.complex(x[:, :1440].reshape(2, 36, 40), x[:, 1440:2880].reshape(2, 36, 40)),
         sr=8000, hop_length=64, fmin=100.0, res_type="soxr_hq", length=2000, backend="opencl",
     ),
+    # tuning=None: the estimate downloads the device's power spectrogram inside the place's run
+    "chroma_stft": lambda x: specux.chroma_stft(x, sr=8000, n_fft=256, norm=2, backend="opencl"),
+    "chroma_cqt": lambda x: specux.chroma_cqt(
+        x, sr=8000, hop_length=64, fmin=100.0, n_octaves=2, threshold=0.01, res_type="polyphase",
+        tuning=0.0, backend="opencl",
+    ),
 }
 #: the dtype each case's device op takes its input in (the others: the float32 signal)
 INPUT_DTYPE = {"icqt": torch.complex64}
@@ -125,7 +131,7 @@ def test_the_cuda_place_computes_what_the_host_place_does(opencl, monkeypatch, n
     assert grad_cuda.dtype == y.dtype and out_cuda.dtype == out_host.dtype
     forward, backward = stand_in.calls
     assert forward[1] == [INPUT_DTYPE.get(name, torch.float32)]
-    reads_input = name in ("stft_magnitude", "melspectrogram", "mfcc")
+    reads_input = name in ("stft_magnitude", "melspectrogram", "mfcc", "chroma_stft", "chroma_cqt")
     assert len(backward[1]) == (2 if reads_input else 1)
 
 
