@@ -8,9 +8,10 @@
   float64 and float16 (rfft), torch CUDA tensors (complex64, complex128, complex32) and cupy arrays, checking
   that results stay in the caller's library and device. Relative L2 bounds: 1e-5 (float32), 1e-12 (float64),
   2e-3 (half output).
-- ``autograd``: the FFT family's torch ops and the device ops (stft ... cqt, icqt, fftconvolve) on CUDA
-  tensors (their CUDA kernels): forward and gradients of a few losses against the same losses on CPU tensors
-  (relative error 1e-4 in float32, 1e-10 in float64), and one ``torch.compile(fullgraph=True)`` step.
+- ``autograd``: the FFT family's torch ops and the device ops (stft, istft, mel, mfcc, lfcc, cqt,
+  chroma_stft, chroma_cqt, icqt, fftconvolve) on CUDA tensors (their CUDA kernels): forward and gradients of
+  a few losses against the same losses on CPU tensors (relative error 1e-4 in float32, 1e-10 in float64),
+  and one ``torch.compile(fullgraph=True)`` step.
 - ``timing``: batched 1-D and 2-D transforms on resident torch tensors, specux cuda vs torch.fft (cuFFT),
   timed with CUDA events; ratios specux / cuFFT (below 1: specux faster).
 - ``ops``: the generated ops (stft in all output modes, istft, melspectrogram, mfcc, lfcc, chroma_stft,
@@ -292,6 +293,12 @@ def step_autograd(out: Path) -> int:
         "icqt": lambda x: specux.icqt(
             specux.cqt(x, sr=16000, fmin=110.0, n_bins=36, res_type="polyphase"),
             sr=16000, fmin=110.0, res_type="polyphase", length=4000,
+        ).pow(2).sum(),
+        # chroma: tuning=None estimates the tuning from the device's power spectrogram (downloaded)
+        "chroma_stft": lambda x: specux.chroma_stft(x, sr=16000, n_fft=512, norm=2).pow(2).sum(),
+        "chroma_cqt": lambda x: specux.chroma_cqt(
+            x, sr=16000, hop_length=128, fmin=110.0, n_octaves=2, tuning=0.0, threshold=0.01,
+            res_type="polyphase",
         ).pow(2).sum(),
         "fftconvolve": lambda x: specux.fftconvolve(x, x[..., :64], mode="same", axes=-1).pow(2).sum(),
         # a module's buffers follow .to(device) and are the device op's constants

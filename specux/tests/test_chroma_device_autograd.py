@@ -299,3 +299,14 @@ def test_a_given_spectrogram_stays_refused_for_tensors(opencl):
     S = specux.stft(_signal((1, 2000), torch.float32), n_fft=256, output="power").requires_grad_()
     with pytest.raises(UnsupportedOperationError, match=r"specux\.chroma_stft: gradients"):
         specux.chroma_stft(S=S, backend="opencl", **STFT)
+
+
+def test_the_compile_covers_hold_the_new_kernels():
+    """The NVRTC compile (sm_80 / sm_90 / sm_100) and MSL syntax tests compile ``family_cover``: the column
+    norm's adjoint, with and without the cut, is in it for both precisions."""
+    from specux._codegen import family_cover
+
+    specs = {spec for _, spec in family_cover(("f16", "f32", "f64"))}
+    for prec in ("f32", "f64"):
+        for cut in (False, True):
+            assert fe.fk.ColumnNormAdjointSpec(prec, cut=cut) in specs

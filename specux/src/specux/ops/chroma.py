@@ -79,8 +79,11 @@ def chroma_stft(
 
     Notes
     -----
-    {backends} Autograd: yes for a torch CPU signal ``y`` (not for a given
-    spectrogram); torch.compile: yes (one graph node). See docs/specux/torch.md.
+    {backends} Autograd: yes for a torch signal ``y`` (not for a given
+    spectrogram): a CPU tensor with ``backend`` "auto" / "cpu" (NumPy adjoints), a CPU tensor with a device
+    backend or a CUDA tensor with "cuda" (the device's adjoint kernels: the norm's, the bank's transpose, the
+    stft's); ``tuning=None`` is estimated and held constant by the gradient, as on the CPU.
+    torch.compile: yes (one graph node). See docs/specux/torch.md.
 
     Examples
     --------
@@ -247,8 +250,11 @@ def chroma_cqt(
 
     Notes
     -----
-    {backends} Autograd: yes for a torch CPU signal ``y`` (not for a given
-    spectrogram); torch.compile: yes (one graph node). See docs/specux/torch.md.
+    {backends} Autograd: yes for a torch signal ``y`` (not for a given
+    spectrogram): a CPU tensor with ``backend`` "auto" / "cpu" (NumPy adjoints), a CPU tensor with a device
+    backend or a CUDA tensor with "cuda" (the device's adjoint kernels: the threshold's and norm's, the
+    fold's transpose, the modulus', the vqt's; every device ``res_type``). torch.compile: yes (one graph
+    node). See docs/specux/torch.md.
     On a dask array the time axis is cut into slices of whole frames, each read with a halo of the filters'
     and resamplers' reach, so the result is the in-memory one within float rounding (1e-6 with the libsoxr
     qualities: libsoxr's own rounding); ``pad_mode="wrap"`` and a single input chunk keep one time chunk,
