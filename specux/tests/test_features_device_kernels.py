@@ -305,7 +305,7 @@ def test_cover_has_no_double_below_float64():
 
     specs = fk.cover(("f16", "f32"))
     kinds = {fk.BankSpec, fk.ReduceMaxSpec, fk.ReduceClampedSpec, fk.LogAdjointSpec, fk.ColumnNormSpec}
-    kinds |= {fk.DbSpec, fk.FloorSpec}
+    kinds |= {fk.DbSpec, fk.FloorSpec, fk.ColumnNormAdjointSpec}
     assert {type(s) for s in specs} == kinds
     for spec in specs:
         assert "double" not in fk.render(spec, METAL).source
