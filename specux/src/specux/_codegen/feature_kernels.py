@@ -477,15 +477,9 @@ def log_adjoint(spec: LogAdjointSpec, d: Dialect) -> KernelSource:
     return KernelSource(name, e.text(), params, BLOCK)
 
 
-def column_norm(spec: ColumnNormSpec, d: Dialect) -> KernelSource:
-    """One thread per column (b, t): the norm over the ``n_rows`` rows (stride ``n_t``), then the division."""
-    prec = spec.prec
-    R = d.real(prec)
-    e = Emitter(d)
-    _header(e, prec)
-    name = "spx_column_norm"
-    params = (
-        _ptr("x", prec, const=False),
+def _column_scalars(prec: str) -> tuple[Param, ...]:
+    """The column-norm kernels' sizes and norm: columns, rows, frames, ``kind``, ``p`` and ``threshold``."""
+    return (
         Param("n_cols", "int"),
         Param("n_rows", "int"),
         Param("n_t", "int"),
@@ -493,6 +487,16 @@ def column_norm(spec: ColumnNormSpec, d: Dialect) -> KernelSource:
         Param("p", prec),
         Param("threshold", prec),
     )
+
+
+def column_norm(spec: ColumnNormSpec, d: Dialect) -> KernelSource:
+    """One thread per column (b, t): the norm over the ``n_rows`` rows (stride ``n_t``), then the division."""
+    prec = spec.prec
+    R = d.real(prec)
+    e = Emitter(d)
+    _header(e, prec)
+    name = "spx_column_norm"
+    params = (_ptr("x", prec, const=False), *_column_scalars(prec))
     zero, one = d.literal(0.0, prec), d.literal(1.0, prec)
     with e.block(d.signature(name, list(params))):
         e.line(f"const int c = {_index(d)};")
@@ -532,12 +536,7 @@ def column_norm_adjoint(spec: ColumnNormAdjointSpec, d: Dialect) -> KernelSource
         _ptr("x", prec),
         _ptr("g", prec),
         _ptr("gx", prec, const=False),
-        Param("n_cols", "int"),
-        Param("n_rows", "int"),
-        Param("n_t", "int"),
-        Param("kind", "int"),
-        Param("p", prec),
-        Param("threshold", prec),
+        *_column_scalars(prec),
         Param("cut", prec),
     )
     zero, one = d.literal(0.0, prec), d.literal(1.0, prec)

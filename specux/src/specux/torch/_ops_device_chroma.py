@@ -41,7 +41,7 @@ from specux._validate import ChromaParams
 from specux.errors import UnsupportedOperationError
 from specux.ops.cqt import octave_bases, output_frames, vqt_plan, warn_if_short
 from specux.torch._convert import numpy_of
-from specux.torch._device_op import DeviceRecipe, define_device_op
+from specux.torch._device_op import _TORCH_DTYPES, DeviceRecipe, define_device_op
 from specux.torch._ops_cq import (
     CHROMA_CQT_ARGS,
     CHROMA_STFT_ARGS,
@@ -50,13 +50,6 @@ from specux.torch._ops_cq import (
     _chroma_stft_signature,
 )
 from specux.torch._params import is_fake, same_dtype, stft_params
-
-_TORCH = {"float32": torch.float32, "float64": torch.float64}
-
-
-def _always(p: Any) -> bool:
-    return True
-
 
 # --- chroma_stft --------------------------------------------------------------------------------------------
 
@@ -134,7 +127,7 @@ def _chroma_stft_backward(rt, g, x, p: ChromaStftDevice, shape, backend):
 
 
 def _chroma_stft_out(y: Tensor, p: ChromaStftDevice) -> tuple[tuple[int, ...], torch.dtype]:
-    return (*y.shape[:-1], p.n_chroma, p.chroma.stft.n_frames), _TORCH[p.chroma.dtype]
+    return (*y.shape[:-1], p.n_chroma, p.chroma.stft.n_frames), _TORCH_DTYPES[p.chroma.dtype]
 
 
 chroma_stft_device, chroma_stft_device_backward = define_device_op(
@@ -149,7 +142,7 @@ chroma_stft_device, chroma_stft_device_backward = define_device_op(
         out=_chroma_stft_out,
         input_dtype=lambda p: p.chroma.dtype,
         compute_dtype=lambda p: p.chroma.dtype,
-        reads_input=_always,
+        reads_input=lambda p: True,
         constants="the window / chroma bank",
     ),
 )
@@ -182,7 +175,7 @@ def _chroma_cqt_forward(rt, inputs, p):
 def _chroma_cqt_out(y: Tensor, p: Any) -> tuple[tuple[int, ...], torch.dtype]:
     plan = vqt_plan(p.vqt)
     T = output_frames(int(y.shape[-1]), plan, octave_bases(p.vqt, plan))
-    return (*y.shape[:-1], p.fold.shape[0], T), _TORCH[da.REAL_OF[p.vqt.dtype]]
+    return (*y.shape[:-1], p.fold.shape[0], T), _TORCH_DTYPES[da.REAL_OF[p.vqt.dtype]]
 
 
 chroma_cqt_device, chroma_cqt_device_backward = define_device_op(
@@ -197,7 +190,7 @@ chroma_cqt_device, chroma_cqt_device_backward = define_device_op(
         out=_chroma_cqt_out,
         input_dtype=lambda p: da.REAL_OF[p.vqt.dtype],
         compute_dtype=lambda p: da.REAL_OF[p.vqt.dtype],
-        reads_input=_always,
+        reads_input=lambda p: True,
         constants="the per-octave weights / fold",
     ),
 )
