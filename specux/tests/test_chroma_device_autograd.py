@@ -310,3 +310,29 @@ def test_the_compile_covers_hold_the_new_kernels():
     for prec in ("f32", "f64"):
         for cut in (False, True):
             assert fe.fk.ColumnNormAdjointSpec(prec, cut=cut) in specs
+
+
+def test_opcheck(opencl):
+    """torch.library.opcheck of both device ops and their backward ops (schema, fake kernels, autograd
+    registration, dynamic-shape tracing)."""
+    y = _signal((2, 1500), torch.float32, seed=11).requires_grad_()
+    stft_args = ["hann", float(SR), 2.0, 256, 64, None, True, "constant", 0.0, 12, 5.0, 2.0, True, "opencl"]
+    cqt_args = [float(SR), 64, 200.0, float("inf"), 0.01, 0.0, 12, 2, 24, "polyphase", "opencl"]
+    for name, lead, args in (("chroma_stft", [None, None], stft_args), ("chroma_cqt", [[], None], cqt_args)):
+        forward = getattr(torch.ops.specux, f"{name}_device").default
+        torch.library.opcheck(forward, (y, *lead, *args))
+        out = forward(y.detach(), *lead, *args)
+        backward = getattr(torch.ops.specux, f"{name}_device_backward").default
+        torch.library.opcheck(backward, (torch.randn_like(out), y.detach(), *lead, *args))
+
+
+@pytest.mark.parametrize("public", ["chroma_stft", "chroma_cqt"])
+def test_under_cpu_autocast_computes_in_float32(opencl, public):
+    """The autocast policy (specux.torch._autocast) holds for the chroma device ops too."""
+    kw = dict(STFT, tuning=0.0) if public == "chroma_stft" else dict(CQT, fmin=200.0, res_type="polyphase")
+    y = _signal((2, 3000), torch.float32, seed=12).to(torch.bfloat16).requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = getattr(specux, public)(y, backend="opencl", **kw)
+    assert out.dtype == torch.float32
+    out.pow(2).sum().backward()
+    assert y.grad.dtype == torch.bfloat16 and torch.isfinite(y.grad.float()).all()
