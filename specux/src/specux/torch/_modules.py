@@ -59,7 +59,8 @@ def _op(module: nn.Module, name: str, x: Tensor, device: bool = True) -> Any:
     on the cuda backend for a CUDA tensor (forward and adjoint kernels in place on the tensor, with the
     module's buffers as its constants: :mod:`specux.torch._device_op`); another device is refused by name
     rather than copied. ``device=False``: the module has no device route (the constant-Q modules' weights
-    and the chroma modules' steps have no device op that would use them)."""
+    have no device op that would use them; ``Chroma`` keeps to CPU tensors, though specux.chroma_stft /
+    chroma_cqt of a CUDA tensor have device ops)."""
     if device and _on_cuda(x) and name in _ops_device.OPS:
         return _ops_device.on_backend(name, "cuda")
     if x.device.type in ("cpu", "meta"):
