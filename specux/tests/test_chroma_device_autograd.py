@@ -336,3 +336,12 @@ def test_under_cpu_autocast_computes_in_float32(opencl, public):
     assert out.dtype == torch.float32
     out.pow(2).sum().backward()
     assert y.grad.dtype == torch.bfloat16 and torch.isfinite(y.grad.float()).all()
+
+
+@pytest.mark.parametrize("public", ["chroma_stft", "chroma_cqt"])
+def test_a_negative_norm_is_refused_naming_it(opencl, public):
+    """The kernels would take any number: the device op refuses what the CPU op refuses, by name."""
+    kw = dict(STFT, tuning=0.0) if public == "chroma_stft" else dict(CQT, tuning=0.0, res_type=None)
+    y = _signal((1, 3000), torch.float32).requires_grad_()
+    with pytest.raises(ValueError, match=rf"{public}: norm must be None, inf, -inf, 0 or a positive"):
+        getattr(specux, public)(y, norm=-1.0, backend="opencl", **kw)

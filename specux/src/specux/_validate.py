@@ -66,6 +66,17 @@ def mel_norm(value: Any, name: str, public: str, *, auto: bool = True) -> Any:
     )
 
 
+def frame_norm(norm: Any, public: str) -> None:
+    """chroma's per-frame ``norm``: None, inf, -inf, 0 or a positive number (librosa.util.normalize's), else
+    ValueError naming it; checked before any work (normalize checks it late, and a device kernel not at
+    all)."""
+    if norm is None:
+        return
+    value = real(norm, "norm", public, finite=False)
+    if not (value >= 0 or value == -np.inf):
+        raise ValueError(f"{public}: norm must be None, inf, -inf, 0 or a positive number; got {norm!r}")
+
+
 def positive_float(value: Any, name: str, public: str) -> float:
     if not is_number(value):
         raise TypeError(

@@ -107,7 +107,7 @@ def chroma_stft(
     if octwidth is not None and not octwidth > 0:
         raise ValueError(f"chroma_stft: octwidth must be > 0 or None; got {octwidth}")
     base_c = _validate.flag(base_c, "base_c", "chroma_stft")
-    _check_norm(norm, "chroma_stft")
+    _validate.frame_norm(norm, "chroma_stft")
     if y is not None and S is None:
         _check_real_signal(y, "chroma_stft")
     if S is not None:
@@ -282,7 +282,7 @@ def chroma_cqt(
     fmin = _validate.optional_real(fmin, "fmin", "chroma_cqt")
     threshold = _validate.optional_real(threshold, "threshold", "chroma_cqt", finite=False)
     tuning = _validate.optional_real(tuning, "tuning", "chroma_cqt")
-    _check_norm(norm, "chroma_cqt")
+    _validate.frame_norm(norm, "chroma_cqt")
     window = check_chroma_window(window, "chroma_cqt")
     if bins_per_octave is None:
         bins_per_octave = n_chroma
@@ -375,15 +375,6 @@ def _chroma_cqt_device(
     out = chosen.chroma_cqt(_dispatch.cast_host(x, real), params)
     # the cpu (and librosa) promote to the fold's precision: a float64 window gives a float64 chromagram
     return _dispatch.cast_host(out, np.result_type(fold.dtype, real).name)
-
-
-def _check_norm(norm: Any, public: str) -> None:
-    """norm: None, inf, -inf, 0 or a positive number (checked before any work; normalize checks it late)."""
-    if norm is None:
-        return
-    value = _validate.real(norm, "norm", public, finite=False)
-    if not (value >= 0 or value == -np.inf):
-        raise ValueError(f"{public}: norm must be None, inf, -inf, 0 or a positive number; got {norm!r}")
 
 
 def _check_real_signal(y: Any, public: str) -> None:

@@ -37,7 +37,7 @@ from specux._runtime import cq_exec
 from specux._runtime import device_array as da
 from specux._runtime import feature_exec as fe
 from specux._runtime import spectral_exec as se
-from specux._validate import ChromaParams
+from specux._validate import ChromaParams, frame_norm
 from specux.errors import UnsupportedOperationError
 from specux.ops.cqt import octave_bases, output_frames, vqt_plan, warn_if_short
 from specux.torch._convert import numpy_of
@@ -76,6 +76,7 @@ def _chroma_stft_params(
     same_dtype(y, window, "chroma_stft", "a precomputed window / filter bank")
     a = CHROMA_STFT_ARGS.named(args)
     sr, norm, tuning, n_chroma = a.pop("sr"), a.pop("norm"), a.pop("tuning"), a.pop("n_chroma")
+    frame_norm(norm, "chroma_stft")  # the kernels take any number: the CPU op's refusal, before any work
     filter_args = {k: a.pop(k) for k in ("ctroct", "octwidth", "base_c")}
     p = stft_params(y, window, window_spec, output="power", public="chroma_stft", **a)
     F = p.n_fft // 2 + 1
@@ -161,6 +162,7 @@ def _chroma_cqt_params(y: Tensor, weights: list[Tensor], fold: Tensor | None, *a
             "basis and takes no weights: pass backend='cpu'"
         )
     a = CHROMA_CQT_ARGS.named(args)
+    frame_norm(a["norm"], "chroma_cqt")
     p, _, M = _chroma_cqt_parts(y, weights, fold, device=True, **a)
     if M is None:  # a fake fold: only its shape matters
         M = np.zeros(tuple(fold.shape))
