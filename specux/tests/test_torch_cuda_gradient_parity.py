@@ -46,7 +46,8 @@ OPS = {
     "mfcc": ("mfcc_device",),
     "lfcc": ("lfcc_device",),
     "cqt": ("cqt_device",),
-    "chroma_stft": ("chroma_stft",),
+    "chroma_stft": ("chroma_stft_device",),
+    "chroma_cqt": ("chroma_cqt_device",),
     "fftconvolve": ("fftconvolve_device",),
     "rfft": ("r2c",),
     "fft": ("c2c",),
@@ -63,6 +64,9 @@ LOSSES = {
     "lfcc": lambda x: specux.lfcc(x, sample_rate=16000).sum(),
     "cqt": lambda x: specux.cqt(x, sr=16000, fmin=110.0, n_bins=24, res_type=None).abs().sum(),
     "chroma_stft": lambda x: specux.chroma_stft(x, sr=16000, n_fft=512, tuning=0.0).sum(),
+    "chroma_cqt": lambda x: specux.chroma_cqt(
+        x, sr=16000, hop_length=128, fmin=110.0, n_octaves=2, tuning=0.0, res_type="polyphase"
+    ).pow(2).sum(),
     "fftconvolve": lambda x: specux.fftconvolve(x, x[..., :64], mode="same", axes=-1).pow(2).sum(),
     "rfft": lambda x: specux.fft.rfft(x, norm="ortho").abs().sum(),
     "fft": lambda x: specux.fft.fft(x, n=1000).abs().pow(2).mean(),
