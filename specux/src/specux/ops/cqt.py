@@ -681,8 +681,10 @@ def vqt(
     Notes
     -----
     {backends} Autograd: yes for torch CPU tensors, with every
-    res_type (the specux custom ops; see docs/specux/torch.md); not on the device backends yet (a tensor
-    there that requires grad is refused).
+    res_type (the specux custom ops; see docs/specux/torch.md); on the device backends (a torch CPU tensor
+    with ``backend="opencl"`` / ``"cuda"`` / ``"metal"``, or a torch CUDA tensor) the backward runs the
+    device's adjoint kernels, for every device resampler (the signal's gradient only: trainable constant-Q
+    weights are refused there).
     torch.compile: yes (one graph node).
     On a dask array the time axis is cut into slices of whole frames, each read with a halo of the filters'
     and resamplers' reach, so the result is the in-memory one within float rounding (1e-6 with the libsoxr
@@ -768,8 +770,10 @@ def cqt(
     Notes
     -----
     {backends} Autograd: yes for torch CPU tensors, with every
-    res_type (the specux custom ops; see docs/specux/torch.md); not on the device backends yet (a tensor
-    there that requires grad is refused).
+    res_type (the specux custom ops; see docs/specux/torch.md); on the device backends (a torch CPU tensor
+    with ``backend="opencl"`` / ``"cuda"`` / ``"metal"``, or a torch CUDA tensor) the backward runs the
+    device's adjoint kernels, for every device resampler (the signal's gradient only: trainable constant-Q
+    weights are refused there).
     torch.compile: yes (one graph node).
     On a dask array the time axis is cut into slices of whole frames, each read with a halo of the filters'
     and resamplers' reach, so the result is the in-memory one within float rounding (1e-6 with the libsoxr
