@@ -39,10 +39,10 @@ import numpy as np
 
 from vidmag import tiles
 from vidmag._reference.pipelines import MIT_UNREAD_TAIL
-from vidmag.params import Plan, check_frame_count
+from vidmag.params import PHASE_BACKENDS, Plan, check_frame_count
 
 __all__ = ["ROUTES", "gaussian_tiled", "laplacian_on_device", "laplacian_on_disk", "phase_floor",
-           "phase_route", "riesz_on_disk", "steerable_on_disk"]
+           "phase_on_device", "phase_route", "riesz_on_disk", "steerable_on_disk"]
 
 #: Complex values one band-pass block holds: a quarter of the cpu backend's piece (2**21), since the route is
 #: there to save memory; each value's series is filtered alone, so the block's width does not change a bit.
@@ -208,7 +208,12 @@ def laplacian_on_device(plan: Plan, source: Source, workdir: str, backend: str,
     from vidmag.backend import select
 
     stages = select(backend)[1].stages
-    frames = _device_laplacian(plan, source, workdir, stages, progress)
+    yield from _drained(_device_laplacian(plan, source, workdir, stages, progress), stages)
+
+
+def _drained(frames: Iterator[np.ndarray], stages: Any) -> Iterator[np.ndarray]:
+    """`frames` of a device route; an early end (error, KeyboardInterrupt, close) waits for the device's
+    queue before the buffers go."""
     synchronize = _synchronizer(stages)
     try:
         # not `yield from`: an early end must drain the device's queue before the buffers go (as
@@ -368,17 +373,19 @@ def _bandpass_file(path: str, T: int, values: int, bandpass: Callable[[np.ndarra
 
 
 class _SeriesFiles:
-    """One time-major float64 file per key under `workdir`: frame t's values appended in order, read back by
-    frame."""
+    """One time-major file of ``dtype`` (float64, or a device's float32) per key under `workdir`: frame t's
+    values appended in order, read back by frame."""
 
-    def __init__(self, workdir: str, prefix: str, sizes: list[int]) -> None:
-        self.paths = [os.path.join(workdir, f"{prefix}{i}.f64") for i in range(len(sizes))]
+    def __init__(self, workdir: str, prefix: str, sizes: list[int], dtype: Any = np.float64) -> None:
+        self.dtype = np.dtype(dtype)
+        suffix = f"f{8 * self.dtype.itemsize}"
+        self.paths = [os.path.join(workdir, f"{prefix}{i}.{suffix}") for i in range(len(sizes))]
         self.sizes = sizes
         self._handles = [open(path, "wb") for path in self.paths]  # closed by close()
 
     def append(self, i: int, *arrays: np.ndarray) -> None:
         for array in arrays:
-            np.ascontiguousarray(array, dtype=np.float64).tofile(self._handles[i])
+            np.ascontiguousarray(array, dtype=self.dtype).tofile(self._handles[i])
 
     def close(self) -> None:
         for handle in self._handles:
@@ -387,11 +394,11 @@ class _SeriesFiles:
 
     def bandpass(self, T: int, bandpass: Callable[[np.ndarray], np.ndarray]) -> None:
         for path, size in zip(self.paths, self.sizes):
-            _bandpass_file(path, T, size, bandpass)
+            _bandpass_file(path, T, size, bandpass, dtype=self.dtype)
 
     def frame(self, i: int, t: int) -> np.ndarray:
         size = self.sizes[i]
-        return np.fromfile(self.paths[i], dtype=np.float64, count=size, offset=t * size * 8)
+        return np.fromfile(self.paths[i], dtype=self.dtype, count=size, offset=t * size * self.dtype.itemsize)
 
 
 def _emit(frames: Iterator[np.ndarray], saturation: tiles.Saturation, alpha: float,
@@ -509,6 +516,52 @@ def steerable_on_disk(plan: Plan, source: Source, workdir: str,
     yield from _emit(magnified(), saturation, p["alpha"], progress)
 
 
+def phase_on_device(plan: Plan, source: Source, workdir: str, backend: str,
+                    progress: Callable[[int], None] | None = None) -> Iterator[np.ndarray]:
+    """riesz_ideal (opencl, vulkan, cuda, metal, torch) or steerable_ideal (torch) on a float32 backend with
+    the phase series in time-major float32 files under `workdir`.
+
+    The backend's own steps (:meth:`vidmag.backend.phase.PhaseBackend.phase_steps`, those of its in-memory
+    run, in its order): the first pass downloads each frame's phase (Riesz: each level's accumulated
+    quaternionic phase, cos then sin; steerable: each band's phase relative to frame 0, whose phase stays on
+    the device) into the files; each file's series are uploaded in blocks of about :data:`_BLOCK_VALUES`
+    values and band-passed by the backend's temporal filter; the second pass re-reads the frames and renders
+    each on the device with its row of the filtered phase uploaded.
+    """
+    from vidmag.backend import select
+
+    chosen = select(backend)[1]
+    yield from _drained(_device_phase(plan, source, workdir, chosen.phase_steps(plan), progress),
+                        chosen.stages)
+
+
+def _device_phase(plan: Plan, source: Source, workdir: str, steps: Any,
+                  progress: Callable[[int], None] | None) -> Iterator[np.ndarray]:
+    saturation = tiles.Saturation()
+    frames = _Semantic(plan, source, saturation)
+    files = None
+    try:
+        for row in steps.phases(frames):
+            if files is None:
+                files = _SeriesFiles(workdir, "phase", [sum(a.size for a in arrays) for arrays in row],
+                                     dtype=np.float32)
+            for i, arrays in enumerate(row):
+                files.append(i, *arrays)
+    finally:
+        if files is not None:
+            files.close()
+    T = frames.count or 0
+    if files is None or T == 0:
+        return
+    files.bandpass(T, steps.bandpass)
+    written = files  # pass 2 reads frame t's row of every file
+
+    def row(t: int) -> list[np.ndarray]:
+        return [written.frame(i, t) for i in range(len(written.sizes))]
+
+    yield from _emit(steps.frames(frames, row), saturation, plan.params["alpha"], progress)
+
+
 #: Bytes per pixel of a frame that the phase routes hold whatever the clip's length (measured on baby.mp4
 #: crops, docs/vidmag/memory.md): the frame's YIQ, its pyramid (and the previous frame's, for the Riesz
 #: phase difference), one frame of the filtered phase and the shift's temporaries.
@@ -534,10 +587,11 @@ def phase_floor(plan: Plan, n_frames: int) -> int:
     return tiles.OVERHEAD_BYTES + _PHASE_FRAME_BYTES[plan.pipeline] * pixels + held + block
 
 
-def phase_route(plan: Plan, n_frames: int, budget: int,
+def phase_route(plan: Plan, n_frames: int, budget: int, backend: str = "cpu",
                 ) -> Callable[[Source, str, Callable[[int], None] | None], Iterator[np.ndarray]]:
-    """The bounded route of riesz_ideal or steerable_ideal (cpu backend) on `n_frames` frames for `budget`
-    bytes: a callable ``(source, workdir, progress) -> frames`` named ``"phase on disk"``.
+    """The bounded route of riesz_ideal or steerable_ideal on `backend` on `n_frames` frames for `budget`
+    bytes: a callable ``(source, workdir, progress) -> frames`` named ``"phase on disk"``
+    (:func:`riesz_on_disk` / :func:`steerable_on_disk` on cpu, :func:`phase_on_device` on the others).
 
     Raises
     ------
@@ -555,12 +609,17 @@ def phase_route(plan: Plan, n_frames: int, budget: int,
 
     def route(source: Source, workdir: str, progress: Callable[[int], None] | None = None,
               ) -> Iterator[np.ndarray]:
+        if backend != "cpu":  # float32 on the backend's device, its own steps: never the cpu reference
+            return phase_on_device(plan, source, workdir, backend, progress)
         return run(plan, source, workdir, progress)
 
     route.name = "phase on disk"  # type: ignore[attr-defined]
     return route
 
 
-#: The pipelines with a bounded-memory route, and the backends it runs on (None: every backend).
+#: The pipelines with a bounded-memory route, and the backends it runs on (None: every backend). The phase
+#: pipelines' route runs on every backend that runs them (vidmag.params.PHASE_BACKENDS): the cpu reference's
+#: float64 steps, or the device's own (PhaseBackend.phase_steps).
 ROUTES: dict[str, tuple[str, ...] | None] = {"laplacian_ideal": None, "gaussian_ideal": None,
-                                              "riesz_ideal": ("cpu",), "steerable_ideal": ("cpu",)}
+                                              "riesz_ideal": PHASE_BACKENDS["riesz_ideal"],
+                                              "steerable_ideal": PHASE_BACKENDS["steerable_ideal"]}

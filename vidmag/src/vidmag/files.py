@@ -52,7 +52,7 @@ class MagnifyResult:
     route : str
         How the whole-clip stack was held: ``"in memory"``, ``"bands on disk"`` (laplacian_ideal over the
         memory budget, on any backend), ``"tiles of H x W"`` (gaussian_ideal over it) or ``"phase on disk"``
-        (riesz_ideal and steerable_ideal over it, cpu backend).
+        (riesz_ideal and steerable_ideal over it, on every backend that runs them).
 
     Examples
     --------
@@ -474,7 +474,8 @@ def _bounded_route(source: Callable[[], Iterator[np.ndarray]], n_frames: int | N
             f"(phase on disk) runs on backend {', '.join(repr(b) for b in backends)}: give "
             f"backend={backends[0]!r}, or memory={math.ceil(need / 2**20)}MiB or more to run on {backend!r}")
     if pipeline in ("riesz_ideal", "steerable_ideal"):
-        return _out_of_core.phase_route(plan, n_frames, budget)  # a ValueError naming memory if it cannot fit
+        # a ValueError naming memory if it cannot fit
+        return _out_of_core.phase_route(plan, n_frames, budget, backend)
     if pipeline == "laplacian_ideal":
         def route(source, workdir, progress):
             if backend == "cpu":  # float64, the reference's order: the in-memory run's bytes

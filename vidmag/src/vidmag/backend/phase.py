@@ -99,13 +99,30 @@ class PhaseStream:
 
 class PhaseBackend(Backend):
     """A backend that also runs phase-based pipelines of its own (``pipelines``) with ``frames`` and
-    ``stream``; the linear pipelines run as on any :class:`~vidmag.backend.generic.Backend`."""
+    ``stream``; the linear pipelines run as on any :class:`~vidmag.backend.generic.Backend`.
+
+    ``steps(plan)``, for the ideal pipelines named in ``bounded``, gives the device's side of the
+    bounded-memory route (:func:`vidmag._out_of_core.phase_on_device`): an object with ``phases(source)``
+    (each frame's phase series values, downloaded), ``bandpass(block)`` (a (T, width) block of series
+    filtered on the device) and ``frames(source, at)`` (the frames rendered with ``at(t)``, frame t's
+    filtered values)."""
 
     def __init__(self, base: Backend, *, pipelines: tuple[str, ...], frames: Callable[[Plan, Source], Any],
-                 stream: Callable[[Plan], Any]):
+                 stream: Callable[[Plan], Any], steps: Callable[[Plan], Any] | None = None,
+                 bounded: tuple[str, ...] = ()):
         super().__init__(base.name, base.operations, dict(base._replaced), base.fused)
         self.phase_pipelines = pipelines
         self._phase_frames, self._phase_stream = frames, stream
+        self._steps, self.bounded_pipelines = steps, bounded
+
+    def phase_steps(self, plan: Plan) -> Any:
+        """The device's steps of `plan`'s bounded-memory route (see the class); a
+        :class:`~vidmag.backend.registry.BackendUnavailableError` for a pipeline without them here."""
+        self._check(plan)
+        if self._steps is None or plan.pipeline not in self.bounded_pipelines:
+            raise BackendUnavailableError(
+                f"backend {self.name!r} has no device steps for {plan.pipeline}'s bounded-memory route")
+        return self._steps(plan)
 
     def _check(self, plan: Plan) -> None:
         if plan.pipeline not in self.phase_pipelines:

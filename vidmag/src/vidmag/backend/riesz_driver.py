@@ -23,8 +23,8 @@ from vidmag.backend import spatial_taps
 from vidmag.backend.spatial_taps import Taps
 from vidmag.params import Plan
 
-__all__ = ["FILTER_KIND", "PIPELINES", "RieszDriver", "RieszStream", "blur_taps", "filter_coefficients",
-           "frames", "ideal_frames"]
+__all__ = ["FILTER_KIND", "PIPELINES", "IdealSteps", "RieszDriver", "RieszStream", "blur_taps",
+           "filter_coefficients", "frames", "ideal_frames"]
 
 #: The Riesz pipelines the drivers run.
 PIPELINES = ("riesz_ideal", "riesz_butterworth", "riesz_iir")
@@ -277,6 +277,15 @@ class RieszStream:
         return r.render()
 
 
+def _tracked(r: RieszDriver, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[int]:
+    """Each frame's index once it is analysed and tracked on ``r`` (its accumulated phase in ``r.phase``,
+    its amplitudes in ``r.amplitude``): the per-frame steps both passes of riesz_ideal begin with."""
+    for t, frame in enumerate(source()):
+        r.analyse(frame)
+        r.track(t == 0)  # on the second pass: the amplitudes again (they need the previous frame)
+        yield t
+
+
 def ideal_frames(driver: type[RieszDriver], ops: Any, plan: Plan,
                  source: Callable[[], Iterator[np.ndarray]]) -> Iterator[np.ndarray]:
     """riesz_ideal on a device, through its driver.
@@ -304,6 +313,7 @@ def ideal_frames(driver: type[RieszDriver], ops: Any, plan: Plan,
     See Also
     --------
     frames : a Riesz pipeline over a frame source.
+    IdealSteps : the same steps with the phase in host files (the bounded-memory route).
 
     Examples
     --------
@@ -314,9 +324,7 @@ def ideal_frames(driver: type[RieszDriver], ops: Any, plan: Plan,
     r = driver(ops, plan)
     kept: list[tuple[list, list]] = [([], []) for _ in range(r.processed)]
     count = 0
-    for frame in source():
-        r.analyse(frame)
-        r.track(count == 0)
+    for _ in _tracked(r, source):
         for (cs, ss), (pc, ps) in zip(kept, r.phase):
             cs.append(r.keep(pc))
             ss.append(r.keep(ps))
@@ -333,11 +341,73 @@ def ideal_frames(driver: type[RieszDriver], ops: Any, plan: Plan,
             del stack
         filtered.append(tuple(pair))
     del kept
-    for t, frame in enumerate(source()):
-        r.analyse(frame)
-        r.track(t == 0)  # the amplitudes again (they need the previous frame)
+    for t in _tracked(r, source):
         r.weigh(filtered, t)
         yield r.render()
+
+
+class IdealSteps:
+    """riesz_ideal's steps on a device with the phase on the host: the bounded-memory route's side of the
+    device (:func:`vidmag._out_of_core.phase_on_device` holds the files).
+
+    The same launches as :func:`ideal_frames`, in its order: ``phases`` gives each frame's accumulated phase
+    as the device holds it (float32), ``bandpass`` filters a block of series by the primitives' projection
+    along time (each value's series summed alone, so a block's width changes no value), and ``frames``
+    renders each frame with its row of the filtered phase uploaded.
+
+    Parameters
+    ----------
+    driver : type
+        The device's :class:`RieszDriver` subclass.
+    ops : object
+        The device's primitives (``rt.to_device``, ``download``, ``concat_frames``, ``bandpass``).
+    plan : Plan
+        A riesz_ideal plan.
+
+    See Also
+    --------
+    ideal_frames : the same run with the phase on the device.
+
+    Examples
+    --------
+    >>> from vidmag.backend.riesz_driver import IdealSteps
+    >>> IdealSteps.__name__
+    'IdealSteps'
+    """
+
+    def __init__(self, driver: type[RieszDriver], ops: Any, plan: Plan) -> None:
+        self.driver, self.ops, self.plan = driver, ops, plan
+        levels = pyramid_levels(plan.height, plan.width)
+        self.shapes = level_sizes(plan.height, plan.width, levels)[: levels - 1]  # the processed levels
+
+    def phases(self, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[list[tuple[np.ndarray, ...]]]:
+        """Per frame, per processed level: the (cos, sin) parts of its accumulated phase, on the host."""
+        r = self.driver(self.ops, self.plan)
+        download = self.ops.download
+        for _ in _tracked(r, source):
+            yield [(download(pc), download(ps)) for pc, ps in r.phase]
+
+    def bandpass(self, block: np.ndarray) -> np.ndarray:
+        """The unit-gain ideal band-pass of a (T, width) float32 block of series, on the device."""
+        p, ops = self.plan.params, self.ops
+        stack = ops.concat_frames([ops.rt.to_device(np.ascontiguousarray(block, dtype=np.float32))])
+        return ops.bandpass(stack, p["fl"], p["fh"], self.plan.fs, mit=False).get()
+
+    def frames(self, source: Callable[[], Iterator[np.ndarray]],
+               at: Callable[[int], list[np.ndarray]]) -> Iterator[np.ndarray]:
+        """The rendered frames; ``at(t)`` gives frame t's filtered phase, per level its cos then sin values
+        flat (as :meth:`phases` gave them)."""
+        r, ops = self.driver(self.ops, self.plan), self.ops
+
+        def row(values: np.ndarray) -> Any:  # one frame's series as a one-frame stack
+            return ops.concat_frames([ops.rt.to_device(values.reshape(1, -1))])
+
+        for t in _tracked(r, source):
+            filtered = []
+            for values, (h, w) in zip(at(t), self.shapes):
+                filtered.append((row(values[: h * w]), row(values[h * w:])))
+            r.weigh(filtered, 0)
+            yield r.render()
 
 
 def frames(stream: type[RieszStream], ops: Any, plan: Plan,

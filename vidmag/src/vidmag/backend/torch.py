@@ -476,6 +476,9 @@ def create():
         pipelines=torch_riesz.PIPELINES + torch_steerable.PIPELINES,
         frames=phase_frames,
         stream=lambda plan: torch_riesz.TorchRieszStream(ops, plan),
+        steps=lambda plan: (torch_steerable if plan.pipeline in torch_steerable.PIPELINES
+                            else torch_riesz).IdealSteps(ops, plan),
+        bounded=("riesz_ideal", "steerable_ideal"),
     )
 
 

@@ -199,47 +199,116 @@ class TorchRieszStream:
         return r.ops.download(out)
 
 
+def _accumulated(r: TorchRiesz, source: Callable[[], Iterator[np.ndarray]],
+                 ) -> Iterator[list[tuple[Any, Any]]]:
+    """Each frame's accumulated phase, per processed level its (cos, sin) parts (0 at the first frame):
+    riesz_ideal's first pass."""
+    previous, phase = None, None
+    for frame in source():
+        quaternions, _ = r.analyse(r.yiq(frame)[:, :, 0])
+        if previous is None:
+            phase = [(q[0].new_zeros(q[0].shape), q[0].new_zeros(q[0].shape)) for q in quaternions]
+        else:
+            steps = [r.phase_difference(q, pq) for q, pq in zip(quaternions, previous)]
+            phase = [(c + dc, s + ds) for (c, s), (dc, ds, _) in zip(phase, steps)]
+        previous = quaternions
+        yield phase
+
+
+def _ideal(ops: Any, plan: Plan, series: Any) -> Any:
+    """The unit-gain ideal band-pass (fl <= |f| <= fh) along dim 0 of ``series`` (T, ...)."""
+    torch, p = ops.torch, plan.params
+    n = series.shape[0]
+    freq = torch.arange(n // 2 + 1, dtype=torch.float64) / n * plan.fs
+    mask = ((freq >= p["fl"]) & (freq <= p["fh"])).to(device=ops.device)
+    spectrum = torch.fft.rfft(series, dim=0) * mask.reshape(-1, *(1,) * (series.dim() - 1))
+    return torch.fft.irfft(spectrum, n=n, dim=0)
+
+
+def _rendered(r: TorchRiesz, source: Callable[[], Iterator[np.ndarray]],
+              at: Callable[[int], list[tuple[Any, Any]]]) -> Iterator[np.ndarray]:
+    """riesz_ideal's second pass: each frame shifted by ``at(t)``, its filtered phase per level."""
+    previous = None
+    for t, frame in enumerate(source()):
+        yiq = r.yiq(frame)
+        quaternions, residual = r.analyse(yiq[:, :, 0])
+        steps = [r.phase_difference(q, pq) for q, pq in zip(quaternions, previous or quaternions)]
+        previous = quaternions
+        yield r.ops.download(r.render(yiq, quaternions, residual, at(t), [a for _, _, a in steps]))
+
+
 def ideal_frames(ops: Any, plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[np.ndarray]:
     """riesz_ideal on the torch backend: pass 1 keeps each level's accumulated phase on the device and
     band-passes it (unit-gain ideal filter, fl <= |f| <= fh); pass 2 re-reads the frames and shifts them."""
     torch = ops.torch
     r = TorchRiesz(ops, plan)
-    p = plan.params
     with torch.no_grad():
-        previous, phase, kept = None, None, None
-        for frame in source():
-            quaternions, _ = r.analyse(r.yiq(frame)[:, :, 0])
-            if previous is None:
-                phase = [(q[0].new_zeros(q[0].shape), q[0].new_zeros(q[0].shape)) for q in quaternions]
-                kept = [([], []) for _ in quaternions]
-            else:
-                steps = [r.phase_difference(q, pq) for q, pq in zip(quaternions, previous)]
-                phase = [(c + dc, s + ds) for (c, s), (dc, ds, _) in zip(phase, steps)]
-            previous = quaternions
+        kept = None
+        for phase in _accumulated(r, source):
+            if kept is None:
+                kept = [([], []) for _ in phase]
             for (cs, ss), (pc, ps) in zip(kept, phase):
                 cs.append(pc)
                 ss.append(ps)
         if kept is None:
             return
-        n = len(kept[0][0])
-        freq = torch.arange(n // 2 + 1, dtype=torch.float64) / n * plan.fs
-        mask = ((freq >= p["fl"]) & (freq <= p["fh"])).to(device=ops.device)
-
-        def bandpass(series: list) -> Any:
-            x = torch.stack(series)
-            spectrum = torch.fft.rfft(x, dim=0) * mask.reshape(-1, 1, 1)
-            return torch.fft.irfft(spectrum, n=n, dim=0)
-
-        filtered = [(bandpass(cs), bandpass(ss)) for cs, ss in kept]
+        filtered = [(_ideal(ops, plan, torch.stack(cs)), _ideal(ops, plan, torch.stack(ss)))
+                    for cs, ss in kept]
         del kept
-        previous = None
-        for t, frame in enumerate(source()):
-            yiq = r.yiq(frame)
-            quaternions, residual = r.analyse(yiq[:, :, 0])
-            steps = [r.phase_difference(q, pq) for q, pq in zip(quaternions, previous or quaternions)]
-            previous = quaternions
-            at_t = [(c[t], s[t]) for c, s in filtered]
-            yield ops.download(r.render(yiq, quaternions, residual, at_t, [a for _, _, a in steps]))
+        yield from _rendered(r, source, lambda t: [(c[t], s[t]) for c, s in filtered])
+
+
+class IdealSteps:
+    """riesz_ideal's steps on the torch backend with the phase on the host: the bounded-memory route's side
+    of the device (:func:`vidmag._out_of_core.phase_on_device` holds the files).
+
+    The same tensor operations as :func:`ideal_frames`, in its order: ``phases`` gives each frame's
+    accumulated phase (float32, downloaded), ``bandpass`` filters a (T, width) block of series with the same
+    FFT along time (each series transformed alone), ``frames`` renders each frame with its row of the
+    filtered phase uploaded.
+
+    Parameters
+    ----------
+    ops : vidmag.backend.torch.TorchOperations
+    plan : Plan
+        A riesz_ideal plan.
+    """
+
+    def __init__(self, ops: Any, plan: Plan) -> None:
+        self.ops, self.plan = ops, plan
+        self.riesz = TorchRiesz(ops, plan)
+        self.shapes: list[tuple[int, ...]] = []
+
+    def phases(self, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[list[tuple[np.ndarray, ...]]]:
+        """Per frame, per processed level: the (cos, sin) parts of its accumulated phase, on the host."""
+        download = self.ops.download
+        with self.ops.torch.no_grad():
+            for phase in _accumulated(self.riesz, source):
+                self.shapes = [tuple(pc.shape) for pc, _ in phase]
+                yield [(download(pc), download(ps)) for pc, ps in phase]
+
+    def bandpass(self, block: np.ndarray) -> np.ndarray:
+        """The ideal band-pass of a (T, width) float32 block of series, on the device."""
+        torch = self.ops.torch
+        with torch.no_grad():
+            series = torch.from_numpy(np.ascontiguousarray(block, dtype=np.float32)).to(self.ops.device)
+            return self.ops.download(_ideal(self.ops, self.plan, series))
+
+    def frames(self, source: Callable[[], Iterator[np.ndarray]],
+               at: Callable[[int], list[np.ndarray]]) -> Iterator[np.ndarray]:
+        """The rendered frames; ``at(t)`` gives frame t's filtered phase, per level its cos then sin values
+        flat (as :meth:`phases` gave them)."""
+        torch, device = self.ops.torch, self.ops.device
+
+        def levels(t: int) -> list[tuple[Any, Any]]:
+            pairs = []
+            for values, shape in zip(at(t), self.shapes):
+                both = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32)).to(device)
+                pairs.append(tuple(both.reshape(2, *shape)))
+            return pairs
+
+        with torch.no_grad():
+            yield from _rendered(self.riesz, source, levels)
 
 
 def frames(ops: Any, plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[np.ndarray]:

@@ -121,26 +121,99 @@ class TorchSteerable:
         return blur(delta * weight) / blur(weight)
 
     # --- the clip ---------------------------------------------------------------------------------------
-    def magnified_luma(self, spec: Any) -> Any:
-        """The magnified luminance (T, H, W) of a clip's centred spectra (T, H, W)."""
+    def relative_phase(self, coefficients: Any, reference: Any) -> Any:
+        """The phase of ``coefficients`` relative to ``reference`` (frame 0's), wrapped to [-pi, pi)."""
+        torch = self.torch
+        return torch.remainder(math.pi + torch.angle(coefficients) - reference, 2 * math.pi) - math.pi
+
+    def add_shifted(self, out: Any, coefficients: Any, filtered: Any, reference: Any, i: int) -> None:
+        """Band ``i``'s coefficients shifted by ``alpha`` times their band-passed phase ``filtered``
+        (amplitude-weighted blur first), added into ``out``."""
         torch, p = self.torch, self.plan.params
-        out = torch.zeros_like(spec)
-        for i in range(1, len(self.bank) - 1):
-            coefficients = self.coefficients(spec, i)
-            amplitude = coefficients.abs()
-            reference = torch.angle(coefficients[0])
-            delta = torch.remainder(math.pi + torch.angle(coefficients) - reference, 2 * math.pi) - math.pi
-            phase = p["alpha"] * self.smoothed(self.bandpass(delta), amplitude)
-            del delta
-            if p["attenuate_other_freq"]:
-                base = amplitude * torch.exp(1j * reference)
-            else:
-                base = coefficients
-            self.add_band(out, torch.polar(torch.ones_like(phase), phase) * base, i)
+        amplitude = coefficients.abs()
+        phase = p["alpha"] * self.smoothed(filtered, amplitude)
+        base = amplitude * torch.exp(1j * reference) if p["attenuate_other_freq"] else coefficients
+        self.add_band(out, torch.polar(torch.ones_like(phase), phase) * base, i)
+
+    def collapsed(self, out: Any, spec: Any) -> Any:
+        """The luminance of the magnified bands ``out`` with the residuals of ``spec`` added."""
         self.add_residual(out, spec, len(self.bank) - 1)
         if not self.plan.mit:
             self.add_residual(out, spec, 0)
-        return torch.fft.ifft2(torch.fft.ifftshift(out, dim=(-2, -1))).real
+        return self.torch.fft.ifft2(self.torch.fft.ifftshift(out, dim=(-2, -1))).real
+
+    def magnified_luma(self, spec: Any) -> Any:
+        """The magnified luminance (T, H, W) of a clip's centred spectra (T, H, W)."""
+        out = self.torch.zeros_like(spec)
+        for i in range(1, len(self.bank) - 1):
+            coefficients = self.coefficients(spec, i)
+            reference = self.torch.angle(coefficients[0])
+            filtered = self.bandpass(self.relative_phase(coefficients, reference))
+            self.add_shifted(out, coefficients, filtered, reference, i)
+        return self.collapsed(out, spec)
+
+
+class IdealSteps:
+    """steerable_ideal's steps on the torch backend with the phase on the host: the bounded-memory route's
+    side of the device (:func:`vidmag._out_of_core.phase_on_device` holds the files).
+
+    The operations of :meth:`TorchSteerable.magnified_luma` frame by frame: ``phases`` gives each band's
+    phase relative to frame 0 (float32, downloaded; frame 0's phase of every band stays on the device),
+    ``bandpass`` is the same temporal filter on a (T, width) block of series, ``frames`` renders each frame
+    from its spectrum, recomputed, and its row of the filtered phase uploaded.
+
+    Parameters
+    ----------
+    ops : vidmag.backend.torch.TorchOperations
+    plan : Plan
+        A steerable_ideal plan.
+    """
+
+    def __init__(self, ops: Any, plan: Plan) -> None:
+        self.ops, self.plan = ops, plan
+        self.steerable = TorchSteerable(ops, plan)
+        self.reference: list[Any] = []
+
+    def _spectrum(self, frame: np.ndarray) -> tuple[Any, Any]:
+        """The frame's YIQ and its luminance's centred spectrum as a one-frame stack (1, H, W)."""
+        yiq = self.ops.rgb_to_yiq(self.ops.upload(frame))
+        return yiq, self.steerable.spectrum(yiq[:, :, 0][None])
+
+    def phases(self, source: Source) -> Iterator[list[tuple[np.ndarray, ...]]]:
+        """Per frame, per band: its phase relative to frame 0's, on the host."""
+        s, download = self.steerable, self.ops.download
+        with self.ops.torch.no_grad():
+            for frame in source():
+                spec = self._spectrum(frame)[1]
+                row = []
+                for i in range(1, len(s.bank) - 1):
+                    coefficients = s.coefficients(spec, i)
+                    if len(self.reference) < len(s.bank) - 2:
+                        self.reference.append(self.ops.torch.angle(coefficients[0]))
+                    row.append((download(s.relative_phase(coefficients, self.reference[i - 1])[0]),))
+                yield row
+
+    def bandpass(self, block: np.ndarray) -> np.ndarray:
+        """The temporal filter of a (T, width) float32 block of series, on the device."""
+        torch = self.ops.torch
+        with torch.no_grad():
+            series = torch.from_numpy(np.ascontiguousarray(block, dtype=np.float32)).to(self.ops.device)
+            return self.ops.download(self.steerable.bandpass(series[:, None, :])[:, 0, :])
+
+    def frames(self, source: Source, at: Callable[[int], list[np.ndarray]]) -> Iterator[np.ndarray]:
+        """The rendered frames; ``at(t)`` gives frame t's filtered phase per band, flat."""
+        s, ops, torch = self.steerable, self.ops, self.ops.torch
+        with torch.no_grad():
+            for t, frame in enumerate(source()):
+                yiq, spec = self._spectrum(frame)
+                out = torch.zeros_like(spec)
+                for i, values in enumerate(at(t), start=1):
+                    coefficients = s.coefficients(spec, i)
+                    filtered = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32))
+                    filtered = filtered.to(ops.device).reshape(coefficients.shape)
+                    s.add_shifted(out, coefficients, filtered, self.reference[i - 1], i)
+                yiq[:, :, 0] = s.collapsed(out, spec)[0]
+                yield ops.download(ops.yiq_to_rgb_uint8(yiq, mit=self.plan.mit))
 
 
 def frames(ops: Any, plan: Plan, source: Source) -> Iterator[np.ndarray]:

@@ -200,7 +200,8 @@ def phase_backend(linear: Any) -> Any:
     Returns
     -------
     vidmag.backend.phase.PhaseBackend
-        The same backend (name, primitives, fused tier) with riesz_ideal, riesz_butterworth and riesz_iir.
+        The same backend (name, primitives, fused tier) with riesz_ideal, riesz_butterworth and riesz_iir,
+        and riesz_ideal's steps for the bounded-memory route.
 
     See Also
     --------
@@ -216,4 +217,6 @@ def phase_backend(linear: Any) -> Any:
 
     ops = linear.operations
     return PhaseBackend(linear, pipelines=PIPELINES, frames=lambda plan, source: frames(ops, plan, source),
-                        stream=lambda plan: KernelRieszStream(ops, plan))
+                        stream=lambda plan: KernelRieszStream(ops, plan),
+                        steps=lambda plan: riesz_driver.IdealSteps(KernelRiesz, ops, plan),
+                        bounded=("riesz_ideal",))

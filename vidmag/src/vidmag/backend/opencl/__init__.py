@@ -78,7 +78,9 @@ def create():
         def __init__(self, linear):
             super().__init__(linear, pipelines=riesz.PIPELINES,
                              frames=lambda plan, source: riesz.frames(linear.operations, plan, source),
-                             stream=lambda plan: riesz.OpenCLRieszStream(linear.operations, plan))
+                             stream=lambda plan: riesz.OpenCLRieszStream(linear.operations, plan),
+                             steps=lambda plan: riesz.IdealSteps(riesz.OpenCLRiesz, linear.operations, plan),
+                             bounded=("riesz_ideal",))
             self.linear = linear
 
         def open(self, plan):

@@ -25,12 +25,12 @@ from vidmag._reference.colour import RGB_TO_YIQ, YIQ_TO_RGB_EXACT, YIQ_TO_RGB_MI
 from vidmag._reference.riesz import gaussian_taps
 from vidmag.backend import riesz_driver
 from vidmag.backend.opencl.operations import sized_kernel
-from vidmag.backend.riesz_driver import PIPELINES, blur_taps, filter_coefficients
+from vidmag.backend.riesz_driver import PIPELINES, IdealSteps, blur_taps, filter_coefficients
 from vidmag.backend.spatial_taps import Taps
 from vidmag.params import Plan
 
-__all__ = ["PIPELINES", "OpenCLRiesz", "OpenCLRieszStream", "blur_taps", "filter_coefficients", "frames",
-           "ideal_frames"]
+__all__ = ["PIPELINES", "IdealSteps", "OpenCLRiesz", "OpenCLRieszStream", "blur_taps", "filter_coefficients",
+           "frames", "ideal_frames"]
 
 
 class OpenCLRiesz(riesz_driver.RieszDriver):
