@@ -119,10 +119,12 @@ PHASE = [_phase("riesz_ideal", "opencl"), _phase("riesz_ideal", "torch"),
 
 
 @pytest.mark.parametrize(("pipeline", "backend", "params"), PHASE)
-def test_phase_pipeline_over_budget_without_a_route_is_refused(tmp_path, clip_file, pipeline, backend,
-                                                                params):
-    """No silent switch to the cpu route: the error names memory, the backend, and the backend with the
-    route; nothing is written."""
+def test_phase_pipeline_over_budget_without_a_route_is_refused(tmp_path, clip_file, monkeypatch, pipeline,
+                                                                backend, params):
+    """Where a backend has no bounded route for a pipeline (every backend that runs the phase pipelines has
+    one now: a table that names cpu alone stands for one without), no silent switch to the cpu route: the
+    error names memory, the backend, and the backend with the route; nothing is written."""
+    monkeypatch.setitem(_out_of_core.ROUTES, pipeline, ("cpu",))
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     with pytest.raises(ValueError, match=r"^memory: .*backend 'cpu'") as error:
@@ -132,12 +134,13 @@ def test_phase_pipeline_over_budget_without_a_route_is_refused(tmp_path, clip_fi
     assert os.listdir(out_dir) == []
 
 
-def test_phase_pipeline_under_auto_follows_the_same_rule(tmp_path, clip_file):
+def test_phase_pipeline_under_auto_follows_the_same_rule(tmp_path, clip_file, monkeypatch):
     """"auto" is resolved first; if it picks a backend without the route, the same error (naming it)."""
     params = dict(alpha=10.0, fl=0.5, fh=3.0, sigma=2.0)
     resolved, _ = vidmag.pipelines.select_backend("auto", "riesz_ideal")
     if resolved == "cpu":
         pytest.skip("auto picks cpu here, which has the route")
+    monkeypatch.setitem(_out_of_core.ROUTES, "riesz_ideal", ("cpu",))
     with pytest.raises(ValueError, match=rf"^memory: riesz_ideal on backend {resolved!r}"):
         magnify_file(clip_file, str(tmp_path / "x.mp4"), pipeline="riesz_ideal", backend="auto",
                      audio=False, memory=TINY, **params)
@@ -145,9 +148,9 @@ def test_phase_pipeline_under_auto_follows_the_same_rule(tmp_path, clip_file):
 
 
 @pytest.mark.skipif(registry.unavailable_reason("opencl") is not None, reason="opencl unavailable")
-def test_cli_memory_on_a_device_backend(tmp_path, clip_file, capsys):
-    """`vidmag magnify --memory` takes laplacian_ideal's route on opencl, and refuses riesz_ideal there with
-    the memory error (exit status 2), writing nothing."""
+def test_cli_memory_on_a_device_backend(tmp_path, clip_file, capsys, monkeypatch):
+    """`vidmag magnify --memory` takes laplacian_ideal's and riesz_ideal's routes on opencl; below the phase
+    route's floor riesz_ideal is refused with the memory error (exit status 2), writing nothing."""
     from vidmag.cli import main
 
     out_dir = tmp_path / "out"
@@ -165,5 +168,15 @@ def test_cli_memory_on_a_device_backend(tmp_path, clip_file, capsys):
              "2", *common]
     assert main(riesz) == 2
     err = capsys.readouterr().err
-    assert "memory" in err and "'opencl'" in err and "'cpu'" in err
+    assert "memory" in err and "too small" in err
     assert os.listdir(out_dir) == ["lap.mp4"]
+    monkeypatch.setattr(_out_of_core, "_BLOCK_VALUES", 100)  # a floor under the tiny clip's estimate
+    plan = make_plan("riesz_ideal", fs=30.0, compat=None, params=dict(alpha=10.0, fl=0.5, fh=3.0, sigma=2.0),
+                     frame_shape=(40, 56, 3), n_frames=16)
+    floor, whole = _out_of_core.phase_floor(plan, 16), tiles.working_set(plan, 16, backend="opencl")
+    assert floor < whole
+    riesz[riesz.index(str(TINY))] = str((floor + whole) // 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vidmag.SaturationWarning)
+        assert main(riesz) == 0
+    assert sorted(os.listdir(out_dir)) == ["lap.mp4", "riesz.mp4"]

@@ -126,7 +126,7 @@ def test_no_temporaries_after_a_failure_in_the_second_pass(tmp_path, clip_file, 
 
 
 def test_the_floor_does_not_grow_with_the_clip_as_the_in_memory_estimate_does():
-    assert _out_of_core.ROUTES["riesz_ideal"] == _out_of_core.ROUTES["steerable_ideal"] == ("cpu",)
+    assert "cpu" in _out_of_core.ROUTES["riesz_ideal"] and "cpu" in _out_of_core.ROUTES["steerable_ideal"]
     for pipeline, params in (("riesz_ideal", CASES[0][2]), ("steerable_ideal", STEERABLE)):
         plan = make_plan(pipeline, fs=30.0, compat=None, params=params, frame_shape=(544, 960, 3))
         floors = [_out_of_core.phase_floor(plan, n) for n in (300, 3_000, 30_000)]
