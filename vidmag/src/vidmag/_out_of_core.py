@@ -15,9 +15,12 @@ directory that the caller removes (on success, on error and on KeyboardInterrupt
 * gaussian_ideal: the clip is decoded once into a time-major uint8 file, run tile by tile
   (:mod:`vidmag.tiles`), and the tiles' cores are written into an output file the encoder reads frame by
   frame.
-* riesz_ideal and steerable_ideal (cpu backend): each level's (band's) phase series go to time-major float64
-  files, are band-passed in blocks like laplacian_ideal's, and each frame is rendered from its re-read
-  pixels and its row of the filtered phase (why not tiles: the comment above :func:`riesz_on_disk`).
+* riesz_ideal and steerable_ideal: each level's (band's) phase series go to time-major files (float64 on
+  the cpu backend, float32 on the others, as their in-memory runs hold them), are band-passed in blocks like
+  laplacian_ideal's, and each frame is rendered from its re-read pixels and its row of the filtered phase
+  (why not tiles: the comment above :func:`riesz_on_disk`). On a float32 backend
+  (:func:`phase_on_device`) the three steps are the backend's own (riesz_ideal: opencl, vulkan, cuda, metal,
+  torch; steerable_ideal: torch).
 
 The cpu routes run the cpu backend's own stages and operations (the phase routes: the references'
 functions) in the order of its in-memory pipeline, so the output is the in-memory run's byte for byte
@@ -25,7 +28,9 @@ functions) in the order of its in-memory pipeline, so the output is the in-memor
 stages on the same values; its band-pass is the backend's own projection along time, which sums each
 value's series alone (per value on opencl, vulkan, cuda, metal; a matrix product on torch), so the output is
 promised within 1 grey level of the backend's in-memory run (test_memory_budget_backends.py) and was equal
-byte for byte in every case tried (opencl, torch, vulkan, and baby.mp4 on opencl).
+byte for byte in every case tried (opencl, torch, vulkan, and baby.mp4 on opencl). The phase device route
+likewise: equal byte for byte on opencl and vulkan (asserted), within 1 on torch (asserted; equal in every
+case tried), in test_phase_bounded_memory_devices.py.
 """
 
 from __future__ import annotations

@@ -561,8 +561,9 @@ def working_set(plan: Plan, n_frames: int, region: tuple[int, int] | None = None
     The phase-based ideal pipelines hold more: riesz_ideal the accumulated phase of each level and its
     band-passed copy (6 floats per coefficient of the 4/3-size pyramid: 64 bytes a pixel on the cpu
     backend), steerable_ideal the whole clip's YIQ, spectra, bands and output (14 float64 a pixel: 112
-    bytes; measured on 60 frames of baby.mp4: 49 and 110 bytes a pixel). A streaming pipeline holds O(1)
-    frames: the overhead alone.
+    bytes; measured on 60 frames of baby.mp4: 49 and 110 bytes a pixel; on torch, float32, 22 values: 88
+    bytes, measured 86; riesz_ideal's 32 bytes on opencl and torch against 24 and 34 measured over the
+    overhead). A streaming pipeline holds O(1) frames: the overhead alone.
     """
     h, w = region or (plan.height, plan.width)
     values = _value_bytes(backend) * 3
@@ -581,7 +582,10 @@ def working_set(plan: Plan, n_frames: int, region: tuple[int, int] | None = None
     elif plan.pipeline == "riesz_ideal":
         per_frame = int(h * w * 4 / 3) * 6 * _value_bytes(backend)
     elif plan.pipeline == "steerable_ideal":
-        per_frame = h * w * 14 * _value_bytes(backend)
+        # float32 (torch) holds more values a pixel than float64 (cpu): its complex64 spectra and bands and
+        # their temporal FFTs all at once; measured on 60 frames of baby.mp4: 2,915 MB (86 bytes a pixel
+        # over the overhead), where 14 values would have said 1,964 MB
+        per_frame = h * w * (14 if _value_bytes(backend) == 8 else 22) * _value_bytes(backend)
     else:
         per_frame = 0
     return OVERHEAD_BYTES + per_frame * n_frames
