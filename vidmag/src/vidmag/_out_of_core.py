@@ -406,6 +406,22 @@ class _SeriesFiles:
         return np.fromfile(self.paths[i], dtype=self.dtype, count=size, offset=t * size * self.dtype.itemsize)
 
 
+def _written(workdir: str, rows: Iterator[list[tuple[np.ndarray, ...]]], dtype: Any) -> _SeriesFiles | None:
+    """The phase files of a first pass: each of `rows` (a frame's arrays per file, in order) appended to
+    ``phase{i}`` under `workdir`; None when there was no frame. Closed whatever happens."""
+    files = None
+    try:
+        for row in rows:
+            if files is None:
+                files = _SeriesFiles(workdir, "phase", [sum(a.size for a in arrays) for arrays in row], dtype)
+            for i, arrays in enumerate(row):
+                files.append(i, *arrays)
+    finally:
+        if files is not None:
+            files.close()
+    return files
+
+
 def _emit(frames: Iterator[np.ndarray], saturation: tiles.Saturation, alpha: float,
           progress: Callable[[int], None] | None) -> Iterator[np.ndarray]:
     done = 0
@@ -432,23 +448,20 @@ def riesz_on_disk(plan: Plan, source: Source, workdir: str,
     saturation = tiles.Saturation()
     frames = _Semantic(plan, source, saturation)
     levels = pyramid_levels(plan.height, plan.width)
-    tracker, files, shapes = ref.PhaseTracker(), None, []
-    try:
+    shapes: list[tuple[int, ...]] = []
+
+    def phases() -> Iterator[list[tuple[np.ndarray, ...]]]:
+        tracker = ref.PhaseTracker()  # dropped with this pass: pass 2 holds its own
         for frame in frames():
             quaternions, _ = ref.analyse(rgb_to_yiq(frame)[..., 0], levels)
             phase, _ = tracker.update(quaternions)
-            if files is None:
-                files = _SeriesFiles(workdir, "phase", [2 * pc.size for pc, _ in phase])
-                shapes = [pc.shape for pc, _ in phase]
-            for i, (pc, ps) in enumerate(phase):
-                files.append(i, pc, ps)  # cos then sin: each value's series is filtered alone either way
-    finally:
-        if files is not None:
-            files.close()
+            shapes[:] = [pc.shape for pc, _ in phase]
+            yield phase  # cos then sin: each value's series is filtered alone either way
+
+    files = _written(workdir, phases(), np.float64)
     T = frames.count or 0
     if files is None or T == 0:
         return
-    del tracker, phase, quaternions  # pass 2 holds its own frame
     files.bandpass(T, lambda x: ideal_bandpass(x, p["fl"], p["fh"], plan.fs, mit=False))
 
     def magnified() -> Iterator[np.ndarray]:
@@ -544,17 +557,7 @@ def _device_phase(plan: Plan, source: Source, workdir: str, steps: Any,
                   progress: Callable[[int], None] | None) -> Iterator[np.ndarray]:
     saturation = tiles.Saturation()
     frames = _Semantic(plan, source, saturation)
-    files = None
-    try:
-        for row in steps.phases(frames):
-            if files is None:
-                files = _SeriesFiles(workdir, "phase", [sum(a.size for a in arrays) for arrays in row],
-                                     dtype=np.float32)
-            for i, arrays in enumerate(row):
-                files.append(i, *arrays)
-    finally:
-        if files is not None:
-            files.close()
+    files = _written(workdir, steps.phases(frames), np.float32)
     T = frames.count or 0
     if files is None or T == 0:
         return
