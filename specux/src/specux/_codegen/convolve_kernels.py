@@ -44,10 +44,12 @@ from dataclasses import dataclass
 
 from kernelkit.dialects import COMPUTE_OF, Dialect, Param
 from kernelkit.emitter import Emitter
+from specux._codegen.blocks import DEFAULT_BLOCK, Blocked, index, variants
 from specux._codegen.fft_kernels import KernelSource
 
-#: threads per block of every kernel here
-BLOCK = 256
+#: threads per block: the fixed block of the kernels that assume one, the default of the others (their
+#: specs derive from :class:`~specux._codegen.blocks.Blocked`: the plan chooses)
+BLOCK = DEFAULT_BLOCK
 
 #: most grid axes a kernel walks (the exec refuses inputs of more dimensions than this)
 MAX_RANK = 8
@@ -58,7 +60,7 @@ DIM, SA, SB, SD, LIM, PS = range(GEO_FIELDS)
 
 
 @dataclass(frozen=True)
-class PadSpec:
+class PadSpec(Blocked):
     """Zero-padded copy of one input (``src_storage``, real or complex) into a compute-precision buffer."""
 
     src_storage: str
@@ -68,7 +70,7 @@ class PadSpec:
 
 
 @dataclass(frozen=True)
-class ProductSpec:
+class ProductSpec(Blocked):
     """Broadcast pointwise product (times ``scale``) into a compute-precision buffer, complex if either
     operand is."""
 
@@ -81,7 +83,7 @@ class ProductSpec:
 
 
 @dataclass(frozen=True)
-class CropSpec:
+class CropSpec(Blocked):
     """Strided copy of the compute-precision transform result into the (strided) result."""
 
     complex: bool
@@ -90,7 +92,7 @@ class CropSpec:
 
 
 @dataclass(frozen=True)
-class SumSpec:
+class SumSpec(Blocked):
     """Crop of the compute-precision correlation summed over the reduced (broadcast) axes into the gradient
     (``dst_storage``; a real destination of a complex source takes the real part)."""
 
@@ -155,10 +157,6 @@ def _tag(storage: str, is_complex: bool) -> str:
     return ("c" if is_complex else "r") + storage
 
 
-def _index(d: Dialect) -> str:
-    return f"{d.group_id} * {BLOCK} + {d.local_id}"
-
-
 def pad(spec: PadSpec, d: Dialect) -> KernelSource:
     """The zero-padding copy of ``spec`` in dialect ``d``."""
     if spec.src_complex and not spec.dst_complex:
@@ -180,7 +178,7 @@ def pad(spec: PadSpec, d: Dialect) -> KernelSource:
     )
     zero = d.literal(0.0, prec)
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             _walk(e, "a", bounds=True)
             e.line(f"{R} v_re = {zero};")
@@ -191,7 +189,7 @@ def pad(spec: PadSpec, d: Dialect) -> KernelSource:
                 if spec.src_complex:
                     e.line("v_im = s_im;")
             _store(e, prec, spec.dst_complex, "i", "v_re", "v_im")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def product(spec: ProductSpec, d: Dialect) -> KernelSource:
@@ -217,7 +215,7 @@ def product(spec: ProductSpec, d: Dialect) -> KernelSource:
         Param("scale", prec),
     )
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             _walk(e, "ab", bounds=False)
             _load(e, prec, spec.a_storage, spec.a_complex, "a", "oa", "x")
@@ -240,7 +238,7 @@ def product(spec: ProductSpec, d: Dialect) -> KernelSource:
             else:
                 e.line(f"const {R} p_re = x_re * y_re;")
             _store(e, prec, out_complex, "i", "scale * p_re", "scale * p_im")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def crop(spec: CropSpec, d: Dialect) -> KernelSource:
@@ -261,13 +259,13 @@ def crop(spec: CropSpec, d: Dialect) -> KernelSource:
         Param("plen", "int"),
     )
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             _walk(e, "ad", bounds=True)
             with e.block("if (inside)"):
                 _load(e, prec, prec, spec.complex, "src", "oa", "s")
                 _store(e, spec.dst_storage, spec.complex, "od", "s_re", "s_im" if spec.complex else "")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def sum_(spec: SumSpec, d: Dialect) -> KernelSource:
@@ -291,7 +289,7 @@ def sum_(spec: SumSpec, d: Dialect) -> KernelSource:
     )
     zero = d.literal(0.0, prec)
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             _walk(e, "a", bounds=False)
             e.line(f"{R} acc_re = {zero};")
@@ -308,7 +306,7 @@ def sum_(spec: SumSpec, d: Dialect) -> KernelSource:
                 if spec.src_complex:
                     e.line("acc_im += s_im;")
             _store(e, spec.dst_storage, spec.dst_complex, "i", "acc_re", "acc_im")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def render(spec: object, d: Dialect) -> KernelSource:
@@ -351,4 +349,5 @@ def cover(storages: tuple[str, ...]) -> list[object]:
             specs += [
                 SumSpec(sc, prec, storage, dc) for sc, dc in ((False, False), (True, False), (True, True))
             ]
+    specs += variants(specs)
     return list(dict.fromkeys(specs))

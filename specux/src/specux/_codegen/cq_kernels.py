@@ -68,14 +68,15 @@ from dataclasses import dataclass
 
 from kernelkit.dialects import COMPUTE_OF, Dialect, Param
 from kernelkit.emitter import Emitter
+from specux._codegen.blocks import DEFAULT_BLOCK, Blocked, index, variants
 from specux._codegen.fft_kernels import KernelSource
 
-#: threads per block of every kernel here
-BLOCK = 256
+#: threads per block by default: every kernel here takes the plan's choice (see :mod:`specux._codegen.blocks`)
+BLOCK = DEFAULT_BLOCK
 
 
 @dataclass(frozen=True)
-class DecimateSpec:
+class DecimateSpec(Blocked):
     """A decimating FIR from ``in_storage`` rows into rows of the compute precision ``prec``."""
 
     in_storage: str
@@ -83,7 +84,7 @@ class DecimateSpec:
 
 
 @dataclass(frozen=True)
-class CqProductSpec:
+class CqProductSpec(Blocked):
     """The sparse product of one octave's spectra (compute precision ``prec``) with its basis."""
 
     prec: str
@@ -91,7 +92,7 @@ class CqProductSpec:
 
 
 @dataclass(frozen=True)
-class DecimateAdjointSpec:
+class DecimateAdjointSpec(Blocked):
     """The transpose of a decimating FIR, in the compute precision ``prec``."""
 
     prec: str
@@ -99,28 +100,28 @@ class DecimateAdjointSpec:
 
 
 @dataclass(frozen=True)
-class CqProductAdjointSpec:
+class CqProductAdjointSpec(Blocked):
     """The transpose of the sparse basis product, in the compute precision ``prec``."""
 
     prec: str
 
 
 @dataclass(frozen=True)
-class ThresholdSpec:
+class ThresholdSpec(Blocked):
     """Values below a threshold set to zero, in place, in the compute precision ``prec``."""
 
     prec: str
 
 
 @dataclass(frozen=True)
-class IcqSynthSpec:
+class IcqSynthSpec(Blocked):
     """The inverse STFT of one octave's responses through its synthesis weights, in precision ``prec``."""
 
     prec: str
 
 
 @dataclass(frozen=True)
-class InterpolateSpec:
+class InterpolateSpec(Blocked):
     """An integer-factor interpolating FIR, in the compute precision ``prec``."""
 
     prec: str
@@ -129,14 +130,14 @@ class InterpolateSpec:
 
 
 @dataclass(frozen=True)
-class IcqSynthAdjointSpec:
+class IcqSynthAdjointSpec(Blocked):
     """The transpose of :class:`IcqSynthSpec`'s gather, in the compute precision ``prec``."""
 
     prec: str
 
 
 @dataclass(frozen=True)
-class InterpolateAdjointSpec:
+class InterpolateAdjointSpec(Blocked):
     """The transpose of :class:`InterpolateSpec`'s FIR (and of its start-up rows with ``head``), in the
     compute precision ``prec``."""
 
@@ -166,10 +167,6 @@ def _header(e: Emitter, *kinds: str) -> None:
     e.line(e.d.prelude({COMPUTE_OF[k] for k in kinds} | set(kinds)))
 
 
-def _index(d: Dialect) -> str:
-    return f"{d.group_id} * {BLOCK} + {d.local_id}"
-
-
 def decimate(spec: DecimateSpec, d: Dialect) -> KernelSource:
     """The decimating FIR of ``spec`` in dialect ``d``."""
     prec = spec.prec
@@ -191,7 +188,7 @@ def decimate(spec: DecimateSpec, d: Dialect) -> KernelSource:
         Param("gain", prec),
     )
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line("const int m = i % n_out;")
             e.line("const int b = i / n_out;")
@@ -206,7 +203,7 @@ def decimate(spec: DecimateSpec, d: Dialect) -> KernelSource:
                     e.line(f"acc += taps[j] * ({R})" + d.load_real(spec.in_storage, "src", "base - j") + ";")
                 e.line("acc = acc * gain;")
             e.line(d.store_real(prec, "dst", "i", "acc"))
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def cq_product(spec: CqProductSpec, d: Dialect) -> KernelSource:
@@ -233,7 +230,7 @@ def cq_product(spec: CqProductSpec, d: Dialect) -> KernelSource:
     )
     zero = d.literal(0.0, prec)
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line("const int t = i % t_out;")
             e.line("const int q = i / t_out;")
@@ -263,7 +260,7 @@ def cq_product(spec: CqProductSpec, d: Dialect) -> KernelSource:
             e.line("const int o = 2 * ((b * n_bins + row0 + k) * t_out + t);")
             e.line("dst[o] = re;")
             e.line("dst[o + 1] = im;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def decimate_adjoint(spec: DecimateAdjointSpec, d: Dialect) -> KernelSource:
@@ -288,7 +285,7 @@ def decimate_adjoint(spec: DecimateAdjointSpec, d: Dialect) -> KernelSource:
         Param("gain", prec),
     )
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line("const int n = i % n_in;")
             e.line("const int b = i / n_in;")
@@ -306,7 +303,7 @@ def decimate_adjoint(spec: DecimateAdjointSpec, d: Dialect) -> KernelSource:
             if spec.accumulate:
                 e.line("acc = base[i] + acc;")
             e.line("dst[i] = acc;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def cq_product_adjoint(spec: CqProductAdjointSpec, d: Dialect) -> KernelSource:
@@ -332,7 +329,7 @@ def cq_product_adjoint(spec: CqProductAdjointSpec, d: Dialect) -> KernelSource:
     )
     zero = d.literal(0.0, prec)
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line("const int t = i % t_out;")
             e.line("const int q = i / t_out;")
@@ -352,7 +349,7 @@ def cq_product_adjoint(spec: CqProductAdjointSpec, d: Dialect) -> KernelSource:
                 e.line("im += wr * gi + wi * gr;")
             e.line("dst[2 * i] = re;")
             e.line("dst[2 * i + 1] = im;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def threshold(spec: ThresholdSpec, d: Dialect) -> KernelSource:
@@ -363,10 +360,10 @@ def threshold(spec: ThresholdSpec, d: Dialect) -> KernelSource:
     name = "spx_cq_threshold"
     params = (_ptr("x", prec, const=False), Param("total", "int"), Param("limit", prec))
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line(f"if (x[i] < limit) x[i] = {d.literal(0.0, prec)};")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def icq_synth(spec: IcqSynthSpec, d: Dialect) -> KernelSource:
@@ -378,7 +375,7 @@ def icq_synth(spec: IcqSynthSpec, d: Dialect) -> KernelSource:
     name = "spx_icq_synth"
     params = (_ptr("C", prec), _ptr("G", prec), _ptr("dst", prec, const=False), *_SYNTH_SIZES)
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line("const int n = i % n_out;")
             e.line("const int b = i / n_out;")
@@ -396,7 +393,7 @@ def icq_synth(spec: IcqSynthSpec, d: Dialect) -> KernelSource:
             # librosa divides by the frames that cover the sample (window of ones), by 1 where none does
             e.line("const int count = t1 - t0 + 1;")
             e.line(f"dst[i] = count > 1 ? acc / ({R})count : acc;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def interpolate(spec: InterpolateSpec, d: Dialect) -> KernelSource:
@@ -409,7 +406,7 @@ def interpolate(spec: InterpolateSpec, d: Dialect) -> KernelSource:
     params = (_ptr("src", prec), _ptr("taps", prec), _ptr("base", prec), _ptr("dst", prec, const=False))
     params += _FIR_SIZES + (_head_params(prec) if spec.head else ())
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line("const int j = i % n_dst;")
             e.line("const int b = i / n_dst;")
@@ -433,7 +430,7 @@ def interpolate(spec: InterpolateSpec, d: Dialect) -> KernelSource:
             if spec.accumulate:
                 e.line("acc = base[i] + acc;")
             e.line("dst[i] = acc;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def icq_synth_adjoint(spec: IcqSynthAdjointSpec, d: Dialect) -> KernelSource:
@@ -446,7 +443,7 @@ def icq_synth_adjoint(spec: IcqSynthAdjointSpec, d: Dialect) -> KernelSource:
     params = (_ptr("g", prec), _ptr("G", prec), _ptr("dst", prec, const=False), *_SYNTH_SIZES)
     zero = d.literal(0.0, prec)
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line("const int t = i % t_src;")
             e.line("const int q = i / t_src;")
@@ -474,7 +471,7 @@ def icq_synth_adjoint(spec: IcqSynthAdjointSpec, d: Dialect) -> KernelSource:
             e.line("const int o = 2 * ((b * n_bins + row0 + c) * t_src + t);")
             e.line("dst[o] = re;")
             e.line("dst[o + 1] = im;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def interpolate_adjoint(spec: InterpolateAdjointSpec, d: Dialect) -> KernelSource:
@@ -487,7 +484,7 @@ def interpolate_adjoint(spec: InterpolateAdjointSpec, d: Dialect) -> KernelSourc
     params = (_ptr("g", prec), _ptr("taps", prec), _ptr("dst", prec, const=False))
     params += _FIR_SIZES + (_head_params(prec) if spec.head else ())
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line("const int m = i % n_in;")
             e.line("const int b = i / n_in;")
@@ -505,7 +502,7 @@ def interpolate_adjoint(spec: InterpolateAdjointSpec, d: Dialect) -> KernelSourc
                     with e.block("for (int j = 0; j < nr; ++j)"):
                         e.line("acc += head[j * n_head_cols + m] * g[row + j];")
             e.line("dst[i] = acc;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def render(spec: object, d: Dialect) -> KernelSource:
@@ -544,4 +541,5 @@ def cover(storages: tuple[str, ...]) -> list[object]:
         specs += [InterpolateSpec(prec, head=True), InterpolateSpec(prec, accumulate=True, head=True)]
         specs += [IcqSynthAdjointSpec(prec), InterpolateAdjointSpec(prec)]
         specs += [InterpolateAdjointSpec(prec, head=True)]
+    specs += variants(specs)
     return list(dict.fromkeys(specs))

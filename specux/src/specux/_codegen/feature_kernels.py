@@ -55,10 +55,12 @@ from dataclasses import dataclass
 from kernelkit.dialects import COMPUTE_OF, Dialect, Param
 from kernelkit.emitter import Emitter
 from specux._codegen import spectral_kernels as sk
+from specux._codegen.blocks import DEFAULT_BLOCK, Blocked, index, variants
 from specux._codegen.fft_kernels import KernelSource
 
-#: threads per block of every kernel here
-BLOCK = 256
+#: threads per block: the fixed block of the kernels that assume one, the default of the others (their
+#: specs derive from :class:`~specux._codegen.blocks.Blocked`: the plan chooses)
+BLOCK = DEFAULT_BLOCK
 
 #: ``post`` of the bank kernel: nothing, ``10 log10(max(v, c0)) - c1`` (NaN kept), ``log(v + c0)``
 POST_NONE, POST_DB, POST_LOG = 0, 1, 2
@@ -71,7 +73,7 @@ _TEN_OVER_LN10 = 10.0 / math.log(10.0)
 
 
 @dataclass(frozen=True)
-class BankSpec:
+class BankSpec(Blocked):
     """One sparse-matrix product kernel (see the module docstring)."""
 
     in_storage: str
@@ -100,7 +102,7 @@ class ReduceMaxSpec:
 
 
 @dataclass(frozen=True)
-class DbSpec:
+class DbSpec(Blocked):
     """Elementwise decibels of an array (power_to_db / amplitude_to_db on a device): ``v`` the value, or
     the modulus of a complex one, squared when ``amplitude``; then ``10 log10(max(v, c0)) - c1`` (``db``)
     or ``v`` itself (the magnitude a ``ref=np.max`` reduces)."""
@@ -113,7 +115,7 @@ class DbSpec:
 
 
 @dataclass(frozen=True)
-class FloorSpec:
+class FloorSpec(Blocked):
     """``x[i] = max(x[i], lower[0])`` in place, NaN kept (the top_db floor of one group)."""
 
     prec: str
@@ -130,7 +132,7 @@ class ReduceClampedSpec:
 
 
 @dataclass(frozen=True)
-class LogAdjointSpec:
+class LogAdjointSpec(Blocked):
     """Gradient of the logarithm stage with respect to the bands ``x``."""
 
     storage: str  # of x
@@ -140,7 +142,7 @@ class LogAdjointSpec:
 
 
 @dataclass(frozen=True)
-class ColumnNormSpec:
+class ColumnNormSpec(Blocked):
     """Per-column normalisation of a (B, rows, T) array in the compute precision, in place."""
 
     prec: str
@@ -153,7 +155,7 @@ NORM_NONE = 0
 
 
 @dataclass(frozen=True)
-class ColumnNormAdjointSpec:
+class ColumnNormAdjointSpec(Blocked):
     """Gradient of :class:`ColumnNormSpec`'s normalisation with respect to the unnormalised (B, rows, T)
     array, in the compute precision; ``cut``: the values below chroma_cqt's threshold first set to zero,
     their gradient zero."""
@@ -164,10 +166,6 @@ class ColumnNormAdjointSpec:
 
 def _header(e: Emitter, *storages: str) -> None:
     e.line(e.d.prelude({COMPUTE_OF[s] for s in storages} | set(storages)))
-
-
-def _index(d: Dialect) -> str:
-    return f"{d.group_id} * {BLOCK} + {d.local_id}"
 
 
 def _ptr(name: str, kind: str, const: bool = True) -> Param:
@@ -228,7 +226,7 @@ def bank(spec: BankSpec, d: Dialect) -> KernelSource:
         Param("power", prec),
     )
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line("const int t = i % n_t;")
             e.line("const int q = i / n_t;")
@@ -258,7 +256,7 @@ def bank(spec: BankSpec, d: Dialect) -> KernelSource:
             elif spec.post == POST_LOG:
                 e.line(f"acc = {d.math('log', prec, 'acc + c0')};")
             e.line(d.store_real(spec.out_storage, "dst", "i", "acc"))
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def _tree(e: Emitter, combine: list[str]) -> None:
@@ -362,7 +360,7 @@ def db(spec: DbSpec, d: Dialect) -> KernelSource:
         Param("c1", prec),
     )
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             if spec.in_complex:
                 e.line(f"const {R} re = ({R})" + d.load_real(spec.in_storage, "src", "2 * i") + ";")
@@ -375,7 +373,7 @@ def db(spec: DbSpec, d: Dialect) -> KernelSource:
             if spec.amplitude and spec.db:
                 e.line("v = v * v;")
             e.line(f"dst[i] = {_db(d, prec, 'v')};" if spec.db else "dst[i] = v;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def floor_in_place(spec: FloorSpec, d: Dialect) -> KernelSource:
@@ -386,13 +384,13 @@ def floor_in_place(spec: FloorSpec, d: Dialect) -> KernelSource:
     name = "spx_floor"
     params = (_ptr("x", prec, const=False), _ptr("lower", prec), Param("total", "int"))
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line(f"{R} v = x[i];")
             e.line(f"const {R} f = lower[0];")
             _floor_op(e, "v", "f")
             e.line("x[i] = v;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def reduce_clamped(spec: ReduceClampedSpec, d: Dialect) -> KernelSource:
@@ -460,7 +458,7 @@ def log_adjoint(spec: LogAdjointSpec, d: Dialect) -> KernelSource:
     )
     zero = d.literal(0.0, prec)
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line(f"const {R} v = ({R})" + d.load_real(spec.storage, "x", "i") + ";")
             e.line(f"{R} gi = g[i];")
@@ -474,7 +472,7 @@ def log_adjoint(spec: LogAdjointSpec, d: Dialect) -> KernelSource:
                     e.line(f"if (db < lower[grp]) gi = {zero};")
                     e.line("if (i - grp * group_len == peak_at[grp]) gi += moved[grp];")
                 e.line(f"gx[i] = v > c0 ? gi * {d.literal(_TEN_OVER_LN10, prec)} / v : {zero};")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def _column_scalars(prec: str) -> tuple[Param, ...]:
@@ -499,7 +497,7 @@ def column_norm(spec: ColumnNormSpec, d: Dialect) -> KernelSource:
     params = (_ptr("x", prec, const=False), *_column_scalars(prec))
     zero, one = d.literal(0.0, prec), d.literal(1.0, prec)
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int c = {_index(d)};")
+        e.line(f"const int c = {index(d, spec.block)};")
         with e.block("if (c < n_cols)"):
             e.line("const int b = c / n_t;")
             e.line("const int base = b * n_rows * n_t + (c - b * n_t);")
@@ -521,7 +519,7 @@ def column_norm(spec: ColumnNormSpec, d: Dialect) -> KernelSource:
             e.line(f"if (acc < threshold) acc = {one};")
             with e.block("for (int r = 0; r < n_rows; ++r)"):
                 e.line("x[base + r * n_t] = x[base + r * n_t] / acc;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def column_norm_adjoint(spec: ColumnNormAdjointSpec, d: Dialect) -> KernelSource:
@@ -547,7 +545,7 @@ def column_norm_adjoint(spec: ColumnNormAdjointSpec, d: Dialect) -> KernelSource
             e.line(f"{v} = {v} >= cut ? {v} : {zero};")
 
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int c = {_index(d)};")
+        e.line(f"const int c = {index(d, spec.block)};")
         with e.block("if (c < n_cols)"):
             e.line("const int b = c / n_t;")
             e.line("const int base = b * n_rows * n_t + (c - b * n_t);")
@@ -596,7 +594,7 @@ def column_norm_adjoint(spec: ColumnNormAdjointSpec, d: Dialect) -> KernelSource
                 if spec.cut:
                     e.line(f"out = x[i] >= cut ? out : {zero};")
                 e.line("gx[i] = out;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def render(spec: object, d: Dialect) -> KernelSource:
@@ -658,4 +656,5 @@ def cover(storages: tuple[str, ...]) -> list[object]:
             ColumnNormAdjointSpec(prec),
             ColumnNormAdjointSpec(prec, cut=True),
         ]
+    specs += variants(specs)
     return list(dict.fromkeys(specs))

@@ -43,10 +43,12 @@ from dataclasses import dataclass
 
 from kernelkit.dialects import COMPUTE_OF, Dialect, Param
 from kernelkit.emitter import Emitter
+from specux._codegen.blocks import DEFAULT_BLOCK, Blocked, index, variants
 from specux._codegen.fft_kernels import KernelSource
 
-#: threads per block of every kernel here
-BLOCK = 256
+#: threads per block: the fixed block of the kernels that assume one, the default of the others (their
+#: specs derive from :class:`~specux._codegen.blocks.Blocked`: the plan chooses)
+BLOCK = DEFAULT_BLOCK
 #: the frame kernel's tile: TILE x TILE values, each thread moving TILE * TILE / BLOCK of them
 TILE = 32
 _ROWS = BLOCK // TILE
@@ -65,7 +67,7 @@ class FrameSpec:
 
 
 @dataclass(frozen=True)
-class SpectrumSpec:
+class SpectrumSpec(Blocked):
     in_storage: str
     prec: str
     in_complex: bool = True
@@ -82,19 +84,19 @@ class SpectrumTSpec:
 
 
 @dataclass(frozen=True)
-class ModulusSpec:
+class ModulusSpec(Blocked):
     prec: str
     kind: int = MOD_ABS
 
 
 @dataclass(frozen=True)
-class ModulusAdjointSpec:
+class ModulusAdjointSpec(Blocked):
     prec: str
     kind: int = MOD_ABS  # MOD_ABS or MOD_POWER2
 
 
 @dataclass(frozen=True)
-class GatherSpec:
+class GatherSpec(Blocked):
     prec: str
     mode: int = GATHER_ISTFT
     #: frames laid out (B, T, n_fft) (the inverse FFT of a transposed spectrum): the frames' reads of
@@ -108,10 +110,6 @@ def _ptr(name: str, kind: str, const: bool = True) -> Param:
 
 def _header(e: Emitter, *kinds: str) -> None:
     e.line(e.d.prelude({COMPUTE_OF[k] for k in kinds} | set(kinds)))
-
-
-def _index(d: Dialect) -> str:
-    return f"{d.group_id} * {BLOCK} + {d.local_id}"
 
 
 def frame(spec: FrameSpec, d: Dialect) -> KernelSource:
@@ -199,7 +197,7 @@ def spectrum(spec: SpectrumSpec, d: Dialect) -> KernelSource:
         Param("s_out", prec),
     )
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line("const int t = i % t_dst;")
             e.line("const int row = i / t_dst;")
@@ -216,7 +214,7 @@ def spectrum(spec: SpectrumSpec, d: Dialect) -> KernelSource:
             e.line(f"const {R} s = (f >= f_lo && f < f_hi) ? s_in : s_out;")
             e.line("dst[2 * i] = re * s;")
             e.line("dst[2 * i + 1] = im * s;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def spectrum_t(spec: SpectrumTSpec, d: Dialect) -> KernelSource:
@@ -292,7 +290,7 @@ def modulus(spec: ModulusSpec, d: Dialect) -> KernelSource:
         Param("power", prec),
     )
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line(f"const {R} re = src[2 * i];")
             e.line(f"const {R} im = src[2 * i + 1];")
@@ -303,7 +301,7 @@ def modulus(spec: ModulusSpec, d: Dialect) -> KernelSource:
                 e.line(f"dst[i] = {d.math('sqrt', prec, 's')};")
             else:
                 e.line(f"dst[i] = {d.math('pow', prec, d.math('sqrt', prec, 's'), 'power')};")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def modulus_adjoint(spec: ModulusAdjointSpec, d: Dialect) -> KernelSource:
@@ -320,7 +318,7 @@ def modulus_adjoint(spec: ModulusAdjointSpec, d: Dialect) -> KernelSource:
         Param("total", "int"),
     )
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line(f"const {R} re = x[2 * i];")
             e.line(f"const {R} im = x[2 * i + 1];")
@@ -331,7 +329,7 @@ def modulus_adjoint(spec: ModulusAdjointSpec, d: Dialect) -> KernelSource:
                 e.line(f"const {R} s = mag > {zero} ? g[i] / mag : {zero};")
             e.line("dst[2 * i] = s * re;")
             e.line("dst[2 * i + 1] = s * im;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def _covering_sum(e: Emitter, acc: str, q: str, term: str) -> None:
@@ -374,7 +372,7 @@ def gather(spec: GatherSpec, d: Dialect) -> KernelSource:
     at = "(b * n_t + t) * n_fft + n" if spec.transposed else "(b * n_fft + n) * n_t + t"
     term = f"frames[{at}] * win[n]"
     with e.block(d.signature(name, list(params))):
-        e.line(f"const int i = {_index(d)};")
+        e.line(f"const int i = {index(d, spec.block)};")
         with e.block("if (i < total)"):
             e.line("const int b = i / n_out;")
             e.line("const int s = i - b * n_out;")
@@ -390,7 +388,7 @@ def gather(spec: GatherSpec, d: Dialect) -> KernelSource:
                     e.line("const int qs = pos[k];")
                     _covering_sum(e, "acc", "qs", term)
             e.line("dst[i] = acc;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def render(spec: object, d: Dialect) -> KernelSource:
@@ -422,4 +420,5 @@ def cover(storages: tuple[str, ...]) -> list[object]:
         specs += [SpectrumTSpec(storage, prec), SpectrumTSpec(storage, prec, in_complex=False)]
         specs += [GatherSpec(prec, mode) for mode in (GATHER_ISTFT, GATHER_UNPAD)]
         specs += [GatherSpec(prec, mode, transposed=True) for mode in (GATHER_ISTFT, GATHER_UNPAD)]
+    specs += variants(specs)
     return list(dict.fromkeys(specs))
