@@ -184,3 +184,14 @@ def test_a_program_in_another_dialect_is_refused(rt):
 
     with pytest.raises(ValueError, match="compiles opencl source"):
         rt.compile(Program("", CUDA, (), name="cuda_text"))
+
+
+def test_max_block_is_the_devices_work_group_limit_and_a_block_of_it_runs(rt):
+    """``max_block`` is what plans check a chosen block against: the device's own limit, and usable."""
+    limit = rt.max_block()
+    assert limit == int(rt.device.max_work_group_size) >= 1
+    block = min(limit, 1024)
+    config = LaunchConfig((2,), (block,))
+    out, sizes = rt.alloc(4 * 2 * block), rt.alloc(4 * 6)
+    rt.kernel(_ND_PROGRAM, "nd").launch(config, out, sizes)
+    assert rt.download(sizes, np.empty(6, np.int32)).tolist()[:1] == [block]

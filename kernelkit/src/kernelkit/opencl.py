@@ -288,6 +288,9 @@ class OpenCLRuntime(DeviceRuntime):
     def arch(self) -> str:
         return f"{self.device.name} | {self.device.version}"
 
+    def max_block(self) -> int:
+        return int(self.device.max_work_group_size)
+
     def _build(self, program: Program) -> tuple[bool, Any, str]:
         cl = self._cl
         options = [*self.options, *program.options]

@@ -117,6 +117,15 @@ class DeviceRuntime:
     def arch(self) -> str:
         raise NotImplementedError
 
+    def max_block(self) -> int:
+        """The most threads one block (work-group, threadgroup) may have on this device.
+
+        1024 unless a runtime knows better: every CUDA GPU since compute capability 2.0 and every Apple GPU
+        allow that; OpenCL and Vulkan devices report theirs. A kernel may be held to fewer by its registers
+        (a launch then fails with the runtime's error).
+        """
+        return 1024
+
     # -- programs ----------------------------------------------------------------------------------------
 
     def compile(self, program: Program) -> ObjectCode:

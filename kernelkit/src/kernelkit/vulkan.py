@@ -335,6 +335,9 @@ class VulkanRuntime(DeviceRuntime):
         # serves every Vulkan device of a machine
         return f"spirv for {self.target_env}"
 
+    def max_block(self) -> int:
+        return min(self.max_group_invocations, self.max_group_size[0])
+
     # -- programs ----------------------------------------------------------------------------------------
 
     def _build(self, program: Program) -> tuple[bool, Any, str]:

@@ -50,7 +50,8 @@ _locks_guard = threading.Lock()
 
 @cache
 def implementation(op: str) -> Any:
-    """The exec function of ``op``, or None when its module is missing or lacks it."""
+    """The exec function of ``op``, running with its op-level plan (:mod:`specux._runtime.op_tuning`), or
+    None when its module is missing or lacks it."""
     module_name = EXEC_MODULES.get(op)
     if module_name is None:
         return None
@@ -58,7 +59,12 @@ def implementation(op: str) -> Any:
         module = importlib.import_module(f"specux._runtime.{module_name}")
     except ImportError:
         return None
-    return getattr(module, op, None)
+    fn = getattr(module, op, None)
+    if fn is None:
+        return None
+    from specux._runtime import op_tuning  # with the exec modules: it needs kernelkit's runtime layer
+
+    return op_tuning.planned(op, fn)
 
 
 def available_ops() -> frozenset[str]:

@@ -7,10 +7,11 @@ a block has, so that number is a free choice of the plan (:mod:`specux._runtime.
 operation and problem size). Their specs derive from :class:`Blocked`; the default, :data:`DEFAULT_BLOCK`,
 renders the same source as before the choice existed.
 
-Kernels that assume their block keep a fixed one and do not derive from :class:`Blocked`: the tiled
-transposes (stft's ``frame``, istft's ``spectrum_t``: a 32 x 32 tile moved by 256 threads in rows of 8)
-and the shared-memory reductions (``reduce_max``, ``reduce_clamped``: a tree over ``BLOCK`` slots, chunks
-of the input sized by it).
+The tiled transposes (stft's ``frame``, istft's ``spectrum_t``) take any block of the choices too: a
+32 x 32 tile moved in rows of ``block // 32`` threads, one block per tile whatever its size. Kernels that
+assume their block keep a fixed one and do not derive from :class:`Blocked`: the shared-memory reductions
+(``reduce_max``, ``reduce_clamped``: a tree over ``BLOCK`` slots, chunks of the input sized by it, and a
+sum whose order would change with the block).
 """
 
 from __future__ import annotations

@@ -46,12 +46,11 @@ from kernelkit.emitter import Emitter
 from specux._codegen.blocks import DEFAULT_BLOCK, Blocked, index, variants
 from specux._codegen.fft_kernels import KernelSource
 
-#: threads per block: the fixed block of the kernels that assume one, the default of the others (their
-#: specs derive from :class:`~specux._codegen.blocks.Blocked`: the plan chooses)
+#: threads per block by default: every kernel here takes the plan's choice (see :mod:`specux._codegen.blocks`)
 BLOCK = DEFAULT_BLOCK
-#: the frame kernel's tile: TILE x TILE values, each thread moving TILE * TILE / BLOCK of them
+#: the tiled kernels' (frame, spectrum_t) tile: TILE x TILE values, each thread moving TILE * TILE / block of
+#: them (rows of ``block // TILE`` threads: any block of the choices from TILE to TILE * TILE)
 TILE = 32
-_ROWS = BLOCK // TILE
 
 #: ``modulus`` kinds
 MOD_ABS, MOD_POWER2, MOD_POWER = 0, 1, 2
@@ -60,7 +59,7 @@ GATHER_ISTFT, GATHER_UNPAD = 0, 2
 
 
 @dataclass(frozen=True)
-class FrameSpec:
+class FrameSpec(Blocked):
     in_storage: str
     prec: str
     divide: bool = False
@@ -74,7 +73,7 @@ class SpectrumSpec(Blocked):
 
 
 @dataclass(frozen=True)
-class SpectrumTSpec:
+class SpectrumTSpec(Blocked):
     """The spectrum copy of :class:`SpectrumSpec` (bin weights included) into the transposed (B, T_dst, F)
     layout, through a shared-memory tile so that reads (along T) and writes (along F) are both coalesced."""
 
@@ -149,7 +148,7 @@ def frame(spec: FrameSpec, d: Dialect) -> KernelSource:
         e.line(f"const int n0 = (rem / tiles_t) * {TILE};")
         e.line(f"const int t0 = (rem % tiles_t) * {TILE};")
         # load: consecutive threads read consecutive samples of one frame
-        with e.block(f"for (int k = 0; k < {TILE}; k += {_ROWS})"):
+        with e.block(f"for (int k = 0; k < {TILE}; k += {spec.block // TILE})"):
             e.line("const int t = t0 + ty + k;")
             e.line("const int n = n0 + tx;")
             e.line(f"{R} v = {zero};")
@@ -169,12 +168,12 @@ def frame(spec: FrameSpec, d: Dialect) -> KernelSource:
             e.line(f"tile[(ty + k) * {TILE + 1} + tx] = v;")
         e.line(d.barrier)
         # store: consecutive threads write consecutive frames of one sample position
-        with e.block(f"for (int k = 0; k < {TILE}; k += {_ROWS})"):
+        with e.block(f"for (int k = 0; k < {TILE}; k += {spec.block // TILE})"):
             e.line("const int n = n0 + ty + k;")
             e.line("const int t = t0 + tx;")
             with e.block("if (n < n_fft && t < n_t)"):
                 e.line(f"dst[(b * n_fft + n) * n_t + t] = tile[tx * {TILE + 1} + ty + k];")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def spectrum(spec: SpectrumSpec, d: Dialect) -> KernelSource:
@@ -250,7 +249,7 @@ def spectrum_t(spec: SpectrumTSpec, d: Dialect) -> KernelSource:
         e.line(f"const int f0 = (rem / tiles_t) * {TILE};")
         e.line(f"const int t0 = (rem % tiles_t) * {TILE};")
         # load: consecutive threads read consecutive frames of one bin
-        with e.block(f"for (int k = 0; k < {TILE}; k += {_ROWS})"):
+        with e.block(f"for (int k = 0; k < {TILE}; k += {spec.block // TILE})"):
             e.line("const int f = f0 + ty + k;")
             e.line("const int t = t0 + tx;")
             e.line(f"{R} re = {zero};")
@@ -266,7 +265,7 @@ def spectrum_t(spec: SpectrumTSpec, d: Dialect) -> KernelSource:
             e.line(f"tim[(ty + k) * {TILE + 1} + tx] = im;")
         e.line(d.barrier)
         # store: consecutive threads write consecutive bins of one frame
-        with e.block(f"for (int k = 0; k < {TILE}; k += {_ROWS})"):
+        with e.block(f"for (int k = 0; k < {TILE}; k += {spec.block // TILE})"):
             e.line("const int t = t0 + ty + k;")
             e.line("const int f = f0 + tx;")
             with e.block("if (f < n_f && t < t_dst)"):
@@ -274,7 +273,7 @@ def spectrum_t(spec: SpectrumTSpec, d: Dialect) -> KernelSource:
                 e.line(f"const {R} s = (f >= f_lo && f < f_hi) ? s_in : s_out;")
                 e.line(f"dst[2 * o] = tre[tx * {TILE + 1} + ty + k] * s;")
                 e.line(f"dst[2 * o + 1] = tim[tx * {TILE + 1} + ty + k] * s;")
-    return KernelSource(name, e.text(), params, BLOCK)
+    return KernelSource(name, e.text(), params, spec.block)
 
 
 def modulus(spec: ModulusSpec, d: Dialect) -> KernelSource:

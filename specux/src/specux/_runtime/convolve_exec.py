@@ -42,7 +42,7 @@ from specux._codegen import convolve_kernels as ck
 from specux._runtime import device_array as da
 from specux._runtime import fft_exec
 from specux._runtime.device_array import DeviceArray
-from specux._runtime.launch import check_index, groups, launch
+from specux._runtime.launch import check_index, launch_items
 
 PUBLIC = "fftconvolve"
 
@@ -167,7 +167,7 @@ def _pad(
     geo = _geometry(dims, sa, lim=lim, ps=ps)
     spec = ck.PadSpec(x.storage, x.is_complex, to_complex, prec)
     args = [out.buf, x.buf, _table(rt, geo), out.size, len(geo) // ck.GEO_FIELDS, base, pbase, plen]
-    launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), args)
+    launch_items(rt, ck.render, spec, out.size, args)
     return out
 
 
@@ -192,7 +192,7 @@ def _product(
     geo = _geometry(dims, sa, sb=sb)
     spec = ck.ProductSpec(a.storage, a.is_complex, b.storage, b.is_complex, prec, conj_b and b.is_complex)
     args = [out.buf, a.buf, b.buf, _table(rt, geo), out.size, len(geo) // ck.GEO_FIELDS, base_a, base_b]
-    launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), [*args, float(scale)])
+    launch_items(rt, ck.render, spec, out.size, [*args, float(scale)])
     return out
 
 
@@ -216,7 +216,7 @@ def _crop(
     spec = ck.CropSpec(src.is_complex, prec, dst.storage)
     total = _prod(dims)
     args = [dst.buf, src.buf, _table(rt, geo), total, len(geo) // ck.GEO_FIELDS, base_a, base_d, pbase, plen]
-    launch(rt, ck.render, spec, groups(total, ck.BLOCK), args)
+    launch_items(rt, ck.render, spec, total, args)
 
 
 def _forward(rt: DeviceRuntime, x: DeviceArray, axis: int, n: int) -> DeviceArray:
@@ -410,7 +410,7 @@ def _sum_into(
     spec = ck.SumSpec(src.is_complex, prec, dst.storage, dst.is_complex)
     n_out, n_red = len(out_geo) // ck.GEO_FIELDS, len(red_geo) // ck.GEO_FIELDS
     args = [dst.buf, src.buf, _table(rt, geo), dst.size, n_out, n_red, _prod(red_dims), 0]
-    launch(rt, ck.render, spec, groups(dst.size, ck.BLOCK), args)
+    launch_items(rt, ck.render, spec, dst.size, args)
 
 
 def fftconvolve_adjoint(

@@ -44,7 +44,7 @@ from specux._runtime import device_array as da
 from specux._runtime import fft_exec
 from specux._runtime import spectral_exec as se
 from specux._runtime.device_array import DeviceArray
-from specux._runtime.launch import check_index, groups, launch
+from specux._runtime.launch import check_index, launch_items
 
 __all__ = [
     "DEVICE_RES_TYPES",
@@ -152,7 +152,7 @@ def _decimate(
     spec = ck.DecimateSpec(x.storage, da.STORAGE[dtype])
     count = min(n_out, _count(n_in, factor, rounds))
     args = [x.buf, table, out.buf, out.size, n_in, n_out, count, factor, k0, int(taps.size), float(gain)]
-    launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), args)
+    launch_items(rt, ck.render, spec, out.size, args)
     return out
 
 
@@ -291,7 +291,7 @@ def _octave_product(
     spec = ck.CqProductSpec(da.STORAGE[rdtype], two_sided=p.res_type is None)
     rows = [p.n_bins, octave.rows.start]
     args = [X.buf, w, off, first, out.buf, total, k, F, n_fft, n_frames, n_frames, *rows]
-    launch(rt, ck.render, spec, groups(total, ck.BLOCK), args)
+    launch_items(rt, ck.render, spec, total, args)
 
 
 # -- the adjoint (gradient with respect to the signal) ---------------------------------------------------
@@ -358,7 +358,7 @@ def _decimate_adjoint(
     spec = ck.DecimateAdjointSpec(da.STORAGE[dtype], accumulate=base is not None)
     args = [g.buf, table, (base if base is not None else g).buf, out.buf, out.size, n_in, n_out, count]
     args += [factor, k0, int(taps.size), float(gain)]
-    launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), args)
+    launch_items(rt, ck.render, spec, out.size, args)
     return out
 
 
@@ -404,7 +404,7 @@ def vqt_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: Any, n: int) -> DeviceA
             _, _, w = _basis_tables(rt, basis, rdtype)
             args = [g.buf, w, off, filt, widx, flip, Xbar.buf, total, F, n_frames]
             args += [p.n_bins, octave.rows.start]
-            launch(rt, ck.render, ck.CqProductAdjointSpec(da.STORAGE[rdtype]), groups(total, ck.BLOCK), args)
+            launch_items(rt, ck.render, ck.CqProductAdjointSpec(da.STORAGE[rdtype]), total, args)
             sp = StftParams(
                 n_fft=n_fft,
                 hop_length=octave.hop,
@@ -463,7 +463,7 @@ def chroma_cqt(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: ChromaCqtP
         chroma = fe.apply(rt, mag, fe.sparse(rt, p.fold, prec), public="chroma_cqt")
         if p.threshold is not None and chroma.size:
             args = [chroma.buf, chroma.size, float(p.threshold)]
-            launch(rt, ck.render, ck.ThresholdSpec(chroma.storage), groups(chroma.size, ck.BLOCK), args)
+            launch_items(rt, ck.render, ck.ThresholdSpec(chroma.storage), chroma.size, args)
         if p.norm is not None:
             fe.column_norm(rt, chroma, p.norm)
     return chroma

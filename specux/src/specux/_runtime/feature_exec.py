@@ -33,7 +33,7 @@ from specux._codegen import feature_kernels as fk
 from specux._codegen import spectral_kernels as sk
 from specux._runtime import device_array as da
 from specux._runtime.device_array import DeviceArray
-from specux._runtime.launch import check_index, groups, launch
+from specux._runtime.launch import check_index, launch, launch_items
 
 #: the dB constants of both conventions here (librosa's power_to_db with ref 1.0, amin 1e-10, and
 #: torchaudio's AmplitudeToDB('power')): 10 log10(max(x, AMIN)) - 10 log10(max(AMIN, REF))
@@ -179,7 +179,7 @@ def apply(
     lower = mat.w if floor is None else floor.lower
     args = [x.buf, out.buf, mat.off, mat.col, mat.w, lower, total, mat.n_out, K, T, group_div, c0, c1]
     args.append(float(power))
-    launch(rt, fk.render, spec, groups(total, fk.BLOCK), args)
+    launch_items(rt, fk.render, spec, total, args)
     return out
 
 
@@ -308,7 +308,7 @@ def column_norm(rt: DeviceRuntime, x: DeviceArray, norm: float) -> None:
         return
     tiny = float(np.finfo(x.dtype).tiny)
     args = [x.buf, columns, rows, T, kind, power, tiny]
-    launch(rt, fk.render, fk.ColumnNormSpec(x.storage), groups(columns, fk.BLOCK), args)
+    launch_items(rt, fk.render, fk.ColumnNormSpec(x.storage), columns, args)
 
 
 def chroma_stft(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> DeviceArray:
@@ -345,7 +345,7 @@ def column_norm_adjoint(
     tiny = float(np.finfo(x.dtype).tiny)
     spec = fk.ColumnNormAdjointSpec(x.storage, cut=cut is not None)
     args = [x.buf, g.buf, out.buf, columns, rows, T, kind, power, tiny, 0.0 if cut is None else float(cut)]
-    launch(rt, fk.render, spec, groups(columns, fk.BLOCK), args)
+    launch_items(rt, fk.render, spec, columns, args)
     return out
 
 
@@ -462,11 +462,11 @@ def log_adjoint(rt: DeviceRuntime, bands: DeviceArray, g: DeviceArray, p: Any) -
             peak_at = dummy_int
         spec = fk.LogAdjointSpec(bands.storage, prec, post, floor is not None)
         glen = floor.group_len if floor is not None else total
-        launch(
+        launch_items(
             rt,
             fk.render,
             spec,
-            groups(total, fk.BLOCK),
+            total,
             [bands.buf, g.buf, lower, peak_at, moved, out.buf, total, glen, c0, c1],
         )
     return out
@@ -544,7 +544,7 @@ def to_db(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: DbParams) -> De
             if x.is_complex or p.amplitude or x.storage != prec:
                 mag = da.empty(rt, x.shape, dtype)
                 spec = fk.DbSpec(x.storage, prec, x.is_complex, p.amplitude, db=False)
-                launch(rt, fk.render, spec, groups(total, fk.BLOCK), [x.buf, mag.buf, total, 0.0, 0.0])
+                launch_items(rt, fk.render, spec, total, [x.buf, mag.buf, total, 0.0, 0.0])
             peak = _peak(rt, mag, nan=True)
         ref = float(da.download(rt, peak)[0])  # after the batch: complete on every runtime
         if np.isnan(ref):
@@ -559,10 +559,10 @@ def to_db(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: DbParams) -> De
             amin, ref = amin * amin, ref * ref
         c1 = float(10.0 * np.log10(max(amin, ref)))
         spec = fk.DbSpec(x.storage, prec, x.is_complex, p.amplitude)
-        launch(rt, fk.render, spec, groups(total, fk.BLOCK), [x.buf, out.buf, total, amin, c1])
+        launch_items(rt, fk.render, spec, total, [x.buf, out.buf, total, amin, c1])
         if p.top_db is not None:
             floor = top_db_floor(rt, out, fk.FLOOR_LIBROSA, float(p.top_db))
-            launch(rt, fk.render, fk.FloorSpec(prec), groups(total, fk.BLOCK), [out.buf, floor.lower, total])
+            launch_items(rt, fk.render, fk.FloorSpec(prec), total, [out.buf, floor.lower, total])
     return out
 
 

@@ -41,7 +41,7 @@ from specux._codegen import cq_kernels as ck
 from specux._runtime import device_array as da
 from specux._runtime.cq_exec import check_device_res_type
 from specux._runtime.device_array import DeviceArray
-from specux._runtime.launch import check_index, groups, launch
+from specux._runtime.launch import check_index, launch_items
 
 __all__ = ["GriffinLimCqtParams", "griffinlim_cqt", "icqt", "icqt_adjoint", "upsampler_form"]
 
@@ -98,7 +98,7 @@ def _synth(
     k = octave.rows.stop - octave.rows.start
     args = [C.buf, table, out.buf, out.size, n_out, k, p.n_bins, octave.rows.start, int(C.shape[-1]), T]
     args += [hop, n_fft, n_fft // 2]
-    launch(rt, ck.render, ck.IcqSynthSpec(da.STORAGE[rdtype]), groups(out.size, ck.BLOCK), args)
+    launch_items(rt, ck.render, ck.IcqSynthSpec(da.STORAGE[rdtype]), out.size, args)
     return out
 
 
@@ -122,7 +122,7 @@ def _interpolate(
     src = x if x.size else out  # an empty octave reads nothing; any valid buffer stands in
     args = [src.buf, table, (base if base is not None else out).buf, out.buf, out.size, n_in, n_dst]
     args += [min(n_dst, factor * n_in), *fir, *head]
-    launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), args)
+    launch_items(rt, ck.render, spec, out.size, args)
     return out
 
 
@@ -185,7 +185,7 @@ def _interpolate_adjoint(
     spec = ck.InterpolateAdjointSpec(da.STORAGE[dtype], head=bool(head))
     src = g if g.size else out  # nothing to read (n_dst 0): any valid buffer stands in
     args = [src.buf, table, out.buf, out.size, n_in, n_dst, min(n_dst, factor * n_in), *fir, *head]
-    launch(rt, ck.render, spec, groups(out.size, ck.BLOCK), args)
+    launch_items(rt, ck.render, spec, out.size, args)
     return out
 
 
@@ -208,7 +208,7 @@ def _synth_adjoint(
     src = g if g.size else out  # one frame: no signal, a zero gradient; any valid buffer stands in
     args = [src.buf, table, out.buf, total, int(g.shape[-1]), k, p.n_bins, octave.rows.start, t_src]
     args += [plan.n_frames, octave.hop, n_fft, n_fft // 2]
-    launch(rt, ck.render, ck.IcqSynthAdjointSpec(da.STORAGE[rdtype]), groups(total, ck.BLOCK), args)
+    launch_items(rt, ck.render, ck.IcqSynthAdjointSpec(da.STORAGE[rdtype]), total, args)
 
 
 def icqt_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: Any, n_frames: int) -> DeviceArray:

@@ -32,7 +32,7 @@ from specux._codegen import spectral_kernels as sk
 from specux._runtime import device_array as da
 from specux._runtime import fft_exec
 from specux._runtime.device_array import DeviceArray
-from specux._runtime.launch import check_index, groups, launch
+from specux._runtime.launch import check_index, chosen, launch, launch_items
 from specux._validate import IstftParams, StftParams
 
 __all__ = ["istft", "istft_adjoint", "spectrogram", "stft", "stft_adjoint", "stft_backward"]
@@ -143,7 +143,7 @@ def _frame(
     tiles_n, tiles_t = -(-n_fft // sk.TILE), -(-n_t // sk.TILE)
     check_index(public, B * tiles_n * tiles_t)
     prec = da.STORAGE[dtype]
-    spec = sk.FrameSpec(x.storage, prec, den is not None)
+    spec = chosen(sk.FrameSpec(x.storage, prec, den is not None))  # one block per tile, any block
     args = [
         x.buf,
         _zeros(rt, dtype) if den is None else den,
@@ -198,11 +198,11 @@ def _modulus(rt: DeviceRuntime, X: DeviceArray, kind: int, power: float = 1.0) -
     out = da.empty(rt, X.shape, dtype)
     check_index("stft", 2 * X.size)
     if out.size:
-        launch(
+        launch_items(
             rt,
             sk.render,
             sk.ModulusSpec(da.STORAGE[dtype], kind),
-            groups(out.size, sk.BLOCK),
+            out.size,
             [X.buf, out.buf, out.size, float(power)],
         )
     return out
@@ -254,7 +254,7 @@ def _spectrum_copy(
     if out.size:
         spec = sk.SpectrumSpec(src.storage, da.STORAGE[dtype], src.is_complex)
         args = [src.buf, out.buf, out.size, F, t_src, t_dst, bins[0], bins[1], float(s_in), float(s_out)]
-        launch(rt, sk.render, spec, groups(out.size, sk.BLOCK), args)
+        launch_items(rt, sk.render, spec, out.size, args)
     return out
 
 
@@ -277,7 +277,7 @@ def _spectrum_transposed(
     if out.size:
         tiles_f, tiles_t = -(-F // sk.TILE), -(-t_dst // sk.TILE)
         check_index(public, B * tiles_f * tiles_t)
-        spec = sk.SpectrumTSpec(src.storage, da.STORAGE[dtype], src.is_complex)
+        spec = chosen(sk.SpectrumTSpec(src.storage, da.STORAGE[dtype], src.is_complex))
         args = [
             src.buf,
             out.buf,
@@ -346,7 +346,7 @@ def _gather(
             tiny,
         ]
         spec = sk.GatherSpec(da.STORAGE[dtype], mode, transposed)
-        launch(rt, sk.render, spec, groups(out.size, sk.BLOCK), args)
+        launch_items(rt, sk.render, spec, out.size, args)
     return out
 
 
@@ -507,7 +507,7 @@ def modulus_adjoint(rt: DeviceRuntime, X: DeviceArray, grad: DeviceArray, kind: 
     check_index("stft", 2 * X.size)
     if G.size:
         spec = sk.ModulusAdjointSpec(da.STORAGE[da.REAL_OF[X.dtype]], kind)
-        launch(rt, sk.render, spec, groups(G.size, sk.BLOCK), [X.buf, grad.buf, G.buf, G.size])
+        launch_items(rt, sk.render, spec, G.size, [X.buf, grad.buf, G.buf, G.size])
     return G
 
 
