@@ -40,7 +40,7 @@ from specux.ops.inverse_cq import griffinlim_cqt, icqt
 from specux.ops.mel import melspectrogram
 from specux.ops.stft import istft, stft
 from specux.ops.tuning import estimate_tuning, pitch_tuning
-from specux.plans import autotune
+from specux.plans import autotune, autotune_op
 
 __version__ = "0.1.0"
 
@@ -53,6 +53,7 @@ __all__ = [
     "UnsupportedOperationError",
     "amplitude_to_db",
     "autotune",
+    "autotune_op",
     "backends",
     "chroma_cqt",
     "chroma_stft",
