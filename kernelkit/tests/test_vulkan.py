@@ -584,3 +584,16 @@ def test_require_skips_or_fails_as_the_environment_says(require, monkeypatch):
     with pytest.raises(pytest.fail.Exception, match="required by KERNELKIT_REQUIRE_DEVICES"):
         require("vulkan", "no driver")
     require("vulkan", None)  # nothing to report: the test goes on
+
+
+def test_max_block_is_the_devices_one_axis_limit_and_a_block_of_it_runs(rt):
+    limit = rt.max_block()
+    assert limit == min(rt.max_group_invocations, rt.max_group_size[0]) >= 1
+    k = rt.kernel(AXPB, "axpb")
+    n = 2 * limit
+    x = rt.upload(np.arange(n, dtype=np.float32))
+    y = rt.alloc(4 * n)
+    k.launch(LaunchConfig(2, limit), x, y, n, 2.0, 1.0)
+    np.testing.assert_array_equal(rt.download(y, np.empty(n, np.float32)), 2.0 * np.arange(n) + 1.0)
+    with pytest.raises(ValueError, match="exceeds"):
+        k.launch(LaunchConfig(1, (limit * 2,)), x, y, n, 2.0, 1.0)
