@@ -72,7 +72,10 @@ def test_which_tensors_take_the_ops() -> None:
     assert not routed("stft", _tensor("cpu", "torch.float32"), "opencl")
     # a CPU tensor that requires grad, with a named device backend: the device ops (their adjoint kernels)
     assert routed("stft", _tensor("cpu", "torch.float32", requires_grad=True), "opencl")
-    assert not routed("chroma_stft", _tensor("cpu", "torch.float32", requires_grad=True), "opencl")
+    assert routed("chroma_stft", _tensor("cpu", "torch.float32", requires_grad=True), "opencl")
+    assert routed("icqt", _tensor("cpu", "torch.complex64", requires_grad=True), "opencl")
+    # the FFT family has no device ops: a CPU tensor with a named device backend keeps the frontend's path
+    assert not routed("fft.rfft", _tensor("cpu", "torch.float32", requires_grad=True), "opencl")
     # CUDA tensors: the FFT family in float32 / float64, under "auto" / "cuda"
     assert routed("fft.rfft", _tensor("cuda", "torch.float32"), "auto")
     assert routed("fft.fft", _tensor("cuda", "torch.complex128"), "cuda")
@@ -84,7 +87,8 @@ def test_which_tensors_take_the_ops() -> None:
     assert routed("mfcc", _tensor("cuda", "torch.float64", requires_grad=True), "cuda")
     assert not routed("stft", _tensor("cuda", "torch.float32", requires_grad=True), "opencl")
     assert not routed("stft", _tensor("cuda", "torch.float16", requires_grad=True), "auto")
-    assert not routed("chroma_stft", _tensor("cuda", "torch.float32", requires_grad=True), "auto")
+    assert routed("chroma_cqt", _tensor("cuda", "torch.float32", requires_grad=True), "auto")
+    assert not routed("chroma_cqt", _tensor("cuda", "torch.float32"), "auto")
     assert not routed("fft.rfft", _tensor("mps", "torch.float32"), "auto")
 
 
