@@ -17,8 +17,8 @@ A second table (issue 19) gives what a torch CPU tensor costs over a numpy array
 ``specux.stft`` of a 16 x 160,000 float32 batch (n_fft 512, hop 160, complex output): the forward on the
 tensor against the forward on the array, and a training step on the tensor (forward, then ``backward`` with a
 given complex gradient) against the numpy forward plus the adjoint's own cost
-(``specux.torch._adjoint_stft.stft_backward`` on the same gradient, the spectrogram kept meanwhile, as a
-training step keeps it). The four are timed in turns, call by
+(``specux._backends.cpu.adjoint_stft.stft_backward`` on the same gradient, the spectrogram kept meanwhile,
+as a training step keeps it). The four are timed in turns, call by
 call (``--overhead-repeat`` rounds); the goal is both ratios at most 1.10, judged on the best wall time and,
 steadier on a shared machine, on the least process CPU time (no thread of either path spins while waiting).
 """
@@ -99,8 +99,8 @@ def tensor_overhead(torch: Any, repeat: int) -> list[dict[str, Any]]:
     import numpy as np
 
     import specux
+    from specux._backends.cpu import adjoint_stft as _adjoint_stft
     from specux.ops.stft import stft_validate
-    from specux.torch import _adjoint_stft
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal(OVERHEAD_SHAPE).astype(np.float32)

@@ -17,8 +17,9 @@ import scipy.fft
 
 import specux
 from specux import _cpu_fft
-from specux.ops import stft as stft_module
-from specux.ops.stft import _frames, stft_validate
+from specux._backends.cpu import stft as stft_module
+from specux._backends.cpu.stft import _frames
+from specux.ops.stft import stft_validate
 
 ENV = "SPECUX_CPU_FFT"
 
@@ -81,7 +82,7 @@ def test_the_torch_engine_inverse_is_within_tolerance_and_leaves_the_spectra_alo
     monkeypatch, compare, dtype
 ):
     need_torch()
-    from specux.torch import _adjoint_stft
+    from specux._backends.cpu import adjoint_stft as _adjoint_stft
 
     x = np.random.default_rng(3).standard_normal((2, 5000)).astype(dtype)
     p = stft_validate(x, n_fft=400, hop_length=100)

@@ -15,8 +15,8 @@ import scipy.io
 import scipy.io.wavfile
 
 import specux
+from specux._backends.cpu.stft import _overlap_add
 from specux.errors import EmptyFilterWarning
-from specux.ops.stft import _overlap_add
 
 scipy_signal = pytest.importorskip("scipy.signal")
 

@@ -11,8 +11,9 @@ import pytest
 import scipy.fft
 
 import specux
-from specux.ops import stft as stft_module
-from specux.ops.stft import _fit, _overlap_add, _window_sumsquare, istft_validate
+from specux._backends.cpu import stft as stft_module
+from specux._backends.cpu.stft import _fit, _overlap_add, _window_sumsquare
+from specux.ops.stft import istft_validate
 
 
 def whole_signal_istft(D: np.ndarray, **kw) -> np.ndarray:

@@ -6,7 +6,7 @@
   pad, where the padding's transpose folds several times), center off, win_length < n_fft, odd n_fft,
   hop > n_fft, batched; istft with length shorter and longer than the frames give, center off, a window
   that violates NOLA (the undivided samples), unused trailing frames (zero gradient);
-- the same gradients against the CPU backend's adjoints (:mod:`specux.torch._adjoint_stft`).
+- the same gradients against the CPU backend's adjoints (:mod:`specux._backends.cpu.adjoint_stft`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from specux_test_support import rel_err, tolerance
 
+from specux._backends.cpu.adjoint_stft import istft_adjoint as cpu_istft_adjoint
+from specux._backends.cpu.adjoint_stft import spectrum_adjoint, stft_backward
 from specux._runtime import device_array as da
 from specux._runtime import spectral_exec as sx
 from specux.ops.stft import istft_validate, stft_validate
-from specux.torch._adjoint_stft import istft_adjoint as cpu_istft_adjoint
-from specux.torch._adjoint_stft import spectrum_adjoint, stft_backward
 
 rng = np.random.default_rng(20261203)
 #: relative mismatch allowed in the dot-product test, by precision

@@ -1,7 +1,8 @@
 """The real-FFT engine of the CPU stft blocks: scipy's pocketfft, or torch.fft's (MKL in the x86-64 wheels).
 
 :func:`rfft_into` and :func:`irfft_into` transform one block of frames on the calling thread, writing into a
-given array (:func:`specux.ops.stft.spectrum_blocks` calls them from its pool threads). Which engine does it:
+given array (:func:`specux._backends.cpu.stft.spectrum_blocks` calls them from its pool threads). Which
+engine does it:
 
 - ``SPECUX_CPU_FFT`` (read at every call): ``auto`` (the default), ``scipy`` or ``torch``; anything else is a
   ValueError naming the variable and the allowed values. A forced engine that cannot run here raises and says
@@ -501,7 +502,7 @@ def rfft_into(
 ) -> None:
     """``out[...] = scipy.fft.rfft(frames, axis=-1)`` on the calling thread, by the engine chosen (see the
     module docstring); ``out`` has the complex dtype of ``frames``' precision. ``scipy_rfft(frames, out)`` is
-    the scipy engine's code (:func:`specux.ops.stft._rfft_into` passes scipy's pocketfft)."""
+    the scipy engine's code (:func:`specux._backends.cpu.stft._rfft_into` passes scipy's pocketfft)."""
     name, cal = _pick("rfft", frames.shape[-1], out, frames)
     if name == "scipy" and cal is None:
         scipy_rfft(frames, out)

@@ -160,7 +160,8 @@ class StftParams:
 #: bytes per frequency bin of the spectrogram stft keeps, per real itemsize, by output mode (the complex
 #: spectrum, plus the real result for "magnitude", plus a squared part for "power")
 _STFT_BIN_ITEMS = {"complex": 2, "real_imag": 2, "magnitude": 3, "power": 4}
-#: bytes of frames that one pool thread windows and transforms at a time (specux.ops.stft._BLOCK_BYTES)
+#: bytes of frames that one pool thread windows and transforms at a time
+#: (specux._backends.cpu.stft._BLOCK_BYTES)
 _BLOCK_BYTES = 1 << 21
 
 

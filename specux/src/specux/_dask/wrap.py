@@ -288,7 +288,7 @@ class LinearBands:
 
     def __call__(self, block: Any) -> Any:
         import specux
-        from specux.ops.stft import _power_tf
+        from specux._backends.cpu.stft import _power_tf
 
         a = self.args
         X = specux.stft(

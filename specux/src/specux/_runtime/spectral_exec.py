@@ -13,10 +13,10 @@ the squared-window sum (a runtime table, made once per parameters by the CPU's o
 downloads that one row after the batch and raises the CPU backend's NolaError. Every sum is a gather in a
 fixed order: results are deterministic.
 
-The semantics are the CPU backend's (:func:`specux.ops.stft._stft_numpy`,
-:func:`specux.ops.stft._istft_numpy`); the adjoints are those of :mod:`specux.torch._adjoint_stft` (the same
-maths on numpy). Float16 storage is read as float32 and every result and intermediate is float32; float64
-stays float64.
+The semantics are the CPU backend's (:func:`specux._backends.cpu.stft._stft_numpy`,
+:func:`specux._backends.cpu.stft._istft_numpy`); the adjoints are those of
+:mod:`specux._backends.cpu.adjoint_stft` (the same maths on numpy). Float16 storage is read as float32 and
+every result and intermediate is float32; float64 stays float64.
 """
 
 from __future__ import annotations
@@ -356,9 +356,9 @@ def _window_sum(rt: DeviceRuntime, p: IstftParams, dtype: str, start: int) -> De
 
     It depends on the parameters alone, so it is a runtime table like the window itself: made once per
     (window, n_fft, hop, frames, output length, start, dtype) on the host by the CPU backend's own sum
-    (:func:`specux.ops.stft._window_sumsquare`, which builds it from a few distinct rows), uploaded, and
-    kept while recently used; the numbers are the CPU's."""
-    from specux.ops.stft import _fit, _window_sumsquare
+    (:func:`specux._backends.cpu.stft._window_sumsquare`, which builds it from a few distinct rows),
+    uploaded, and kept while recently used; the numbers are the CPU's."""
+    from specux._backends.cpu.stft import _fit, _window_sumsquare
 
     w = np.asarray(p.window, dtype=np.float64)
     key = ("spx_wsum", _digest(w), p.n_fft, p.hop_length, p.n_frames, p.out_length, start, dtype)
@@ -372,7 +372,7 @@ def _window_sum(rt: DeviceRuntime, p: IstftParams, dtype: str, start: int) -> De
 
 def _nola_raise(rt: DeviceRuntime, wsum: DeviceArray, p: IstftParams) -> None:
     """The CPU backend's NOLA check on the downloaded squared-window sum (one row, whatever the batch)."""
-    from specux.ops.stft import _nola_check
+    from specux._backends.cpu.stft import _nola_check
 
     _nola_check(da.download(rt, wsum).reshape(-1), p)
 
@@ -481,7 +481,7 @@ def stft_backward(rt: DeviceRuntime, grad: DeviceArray, y: DeviceArray, p: StftP
     """The gradient (..., L) with respect to the signal ``y`` of stft in ``p.output`` mode, given the
     gradient ``grad`` of its output: ``complex`` / ``real_imag`` straight through :func:`stft_adjoint`;
     ``magnitude`` / ``power`` recompute the spectrum on the device and take ``g X / |X|`` (0 where X is 0)
-    or ``2 g X`` first (the CPU backend's rule, :func:`specux.torch._adjoint_stft.stft_backward`)."""
+    or ``2 g X`` first (the CPU backend's rule, :func:`specux._backends.cpu.adjoint_stft.stft_backward`)."""
     if p.output in ("complex", "real_imag"):
         return stft_adjoint(rt, grad, p)
     F, T = p.n_fft // 2 + 1, p.n_frames

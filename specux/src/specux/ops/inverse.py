@@ -55,13 +55,13 @@ def _fast_cpu_loop(
     Both transforms run with parameters resolved once (no validation or dispatch per iteration), and the
     spectra stay in the layout the stft writes, (frames, bins) contiguous, which the istft reads through a
     transposed view without a copy. The stft hands over each block of spectra while it is in cache
-    (:func:`specux.ops.stft.spectrum_blocks`), and the update ``X = S * A / (|A| + eps)``,
+    (:func:`specux._backends.cpu.stft.spectrum_blocks`), and the update ``X = S * A / (|A| + eps)``,
     ``A = R - c R_prev`` is done there, on the pool's threads: done as whole-array passes after the stft it
     cost about as much as the stft and istft together (5.5 ms of 11.6 per iteration for 5 s at 22.05 kHz in
     float32 on a 2-core Zen 3).
     The operations and their order are those of the loop, so the numbers are the same.
     """
-    from specux.ops.stft import _istft_numpy, spectrum_blocks
+    from specux._backends.cpu.stft import _istft_numpy, spectrum_blocks
 
     F, T = S.shape[-2:]
     S_tf = np.ascontiguousarray(S.reshape(-1, F, T).swapaxes(-1, -2))

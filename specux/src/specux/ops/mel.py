@@ -8,13 +8,14 @@ import numpy as np
 
 from specux import _dispatch, _memory, _validate
 from specux._backend_doc import backends_doc
+from specux._backends.cpu.stft import _power_tf, spectrum_blocks
 from specux._filters.mel import mel as mel_bank
 from specux._filters.mel import mel_torchaudio
 from specux._linalg import apply_along_rows
 from specux._threads import single_threaded_blas
 from specux._torch_hook import torch_route
 from specux._validate import MelParams
-from specux.ops.stft import _power_tf, spectrum_blocks, stft_validate
+from specux.ops.stft import stft_validate
 
 __all__ = ["melspectrogram"]
 

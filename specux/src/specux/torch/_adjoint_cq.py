@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from specux._backends.cpu.adjoint_frames import overlap_add, unpad
 from specux._resample import SOXR_QUALITIES
 from specux._resample_linear import downsample_adjoint
 from specux.ops.cqt import (
@@ -27,7 +28,6 @@ from specux.ops.cqt import (
     octave_frames,
     vqt_plan,
 )
-from specux.torch._adjoint_frames import overlap_add, unpad
 
 
 def _octave_inputs(y: np.ndarray, p: VqtParams, bases: list[tuple[np.ndarray, int]]):

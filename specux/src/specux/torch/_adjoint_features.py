@@ -3,7 +3,7 @@
 Each feature is a chain ``y -> X = stft(y) -> |X| ** power -> filter bank -> [log] -> [DCT] -> [normalise]``;
 the backward runs the transposed chain: ``D^T``, the derivative of the logarithm (including the ``top_db``
 floor, whose gradient flows to the maximum it is measured from), ``basis^T``, ``power |X| ** (power - 2) X``
-and the adjoint of the STFT (:func:`specux.torch._adjoint_stft.spectrum_adjoint`).
+and the adjoint of the STFT (:func:`specux._backends.cpu.adjoint_stft.spectrum_adjoint`).
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import math
 
 import numpy as np
 
+from specux._backends.cpu.adjoint_stft import frames_adjoint, frames_to_signal, spectrum_tf, window_grad
+from specux._backends.cpu.stft import _power_tf, spectrum_blocks
 from specux._threads import single_threaded_blas
 from specux._validate import CepstralParams, MelParams
 from specux.ops.cepstral import _log
 from specux.ops.mel import _bank_spectrogram
-from specux.ops.stft import _power_tf, spectrum_blocks
-from specux.torch._adjoint_stft import frames_adjoint, frames_to_signal, spectrum_tf, window_grad
 
 _LN10 = math.log(10.0)
 
@@ -41,9 +41,9 @@ def bank_backward(g: np.ndarray, y: np.ndarray, p: MelParams) -> np.ndarray:
     """Gradient of ``basis @ |stft(y)| ** power`` with respect to ``y`` (..., L), given ``g`` (..., bands,
     T).
 
-    Block by block of frames, as the forward computes them (:func:`specux.ops.stft.spectrum_blocks`): the
-    spectrum, the gradient of the power, then of the frames, while the block is in cache; only the frames'
-    gradients are kept for the overlap-add.
+    Block by block of frames, as the forward computes them
+    (:func:`specux._backends.cpu.stft.spectrum_blocks`): the spectrum, the gradient of the power, then of
+    the frames, while the block is in cache; only the frames' gradients are kept for the overlap-add.
     """
     basis = p.basis.astype(p.dtype, copy=False)
     x = np.asarray(y, dtype=p.dtype).reshape(-1, y.shape[-1])

@@ -15,6 +15,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from specux._backends.cpu.adjoint_stft import spectrum_adjoint, spectrum_tf
+from specux._backends.cpu.stft import _stft_numpy
 from specux._filters.chroma import chroma as chroma_filter
 from specux._filters.constant_q import cq_to_chroma
 from specux._normalize import normalize
@@ -26,10 +28,8 @@ from specux.ops.cqt import (
     vqt_plan,
     warn_if_short,
 )
-from specux.ops.stft import _stft_numpy
 from specux.torch import _adjoint_cq
 from specux.torch._adjoint_features import normalize_backward, power_grad
-from specux.torch._adjoint_stft import spectrum_adjoint, spectrum_tf
 from specux.torch._convert import check_cpu, complex_of, numpy_of, tensor_of
 from specux.torch._params import OpArguments, decode_spec, is_fake, signature_without, stft_params
 from specux.torch._signal_op import (

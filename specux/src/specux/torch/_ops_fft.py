@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 from specux._backends import registry
-from specux.torch._adjoint_frames import c2r_adjoint, r2c_adjoint
+from specux._backends.cpu.adjoint_frames import c2r_adjoint, r2c_adjoint
 from specux.torch._convert import check_cpu, complex_of, numpy_of, real_of, tensor_of
 
 

@@ -16,8 +16,8 @@ from typing import Any
 from torch import Tensor
 
 from specux import _validate
-from specux.ops.stft import _stft_numpy
-from specux.torch import _adjoint_stft
+from specux._backends.cpu import adjoint_stft as _adjoint_stft
+from specux._backends.cpu.stft import _stft_numpy
 from specux.torch._convert import check_cpu, complex_of, numpy_of, real_of, tensor_of
 from specux.torch._params import (
     OpArguments,
@@ -131,7 +131,7 @@ stft_backward.register_fake(like_signal)
 
 
 def _stft_window_grad(g, x, p, needs):
-    """Gradient of the stft window (see :func:`specux.torch._adjoint_stft.window_grad`)."""
+    """Gradient of the stft window (see :func:`specux._backends.cpu.adjoint_stft.window_grad`)."""
     G = _adjoint_stft.complex_grad_tf(g, x, p, p.output)
     return (_adjoint_stft.window_grad(G, x, p),)
 

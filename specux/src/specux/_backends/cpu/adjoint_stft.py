@@ -11,11 +11,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from specux._backends.cpu import stft as _stft
+from specux._backends.cpu.adjoint_frames import (
+    INDEX_PAD_MODES,
+    c2r_adjoint,
+    frame,
+    overlap_add,
+    r2c_adjoint,
+    unpad,
+)
+from specux._backends.cpu.stft import (
+    _istft_numpy,
+    _raw_frames,
+    _spectrum_tf,
+    _window_sumsquare,
+    spectrum_blocks,
+)
 from specux._threads import for_each
 from specux._validate import IstftParams, StftParams
-from specux.ops import stft as _stft
-from specux.ops.stft import _raw_frames, _spectrum_tf, _window_sumsquare, spectrum_blocks
-from specux.torch._adjoint_frames import INDEX_PAD_MODES, c2r_adjoint, frame, overlap_add, r2c_adjoint, unpad
 
 
 def _padded_length(p: StftParams) -> int:
@@ -93,7 +106,7 @@ def spectrum_adjoint(G_tf: np.ndarray, p: StftParams) -> np.ndarray:
 
     The numbers of ``frames_to_signal(frames_adjoint(G_tf, p), p)`` (the adjoint of the one-sided FFT, the
     window, :func:`overlap_add` and :func:`unpad`, each over the whole batch), computed in blocks of output
-    samples spread over the cores, as the forward and istft run (:func:`specux.ops.stft._istft_blocks`):
+    samples spread over the cores, as the forward and istft run (:func:`.stft._istft_blocks`):
     each task owns ``hop``-sample rows ``m0 .. m1`` of the padded signal's gradient, transforms the frames
     that reach them (the first ``chunks - 1`` of them also belong to the previous task), and adds them up in a
     buffer that stays in cache in :func:`overlap_add`'s order, so no two tasks write the same samples. (All at
@@ -166,7 +179,7 @@ def stft_backward(
     """Gradient of stft with respect to ``y`` (shape ``batch + (L,)``), given the gradient of its output.
 
     The ``power`` and ``magnitude`` outputs need the spectrum again: it is recomputed block by block of frames
-    (:func:`specux.ops.stft.spectrum_blocks`) and turned into the spectrum's gradient while in cache.
+    (:func:`.stft.spectrum_blocks`) and turned into the spectrum's gradient while in cache.
     """
     if p.output in ("complex", "real_imag"):
         return spectrum_adjoint(complex_grad_tf(grad, y, p, p.output), p).reshape((*batch, p.length))
@@ -210,7 +223,5 @@ def istft_adjoint(grad: np.ndarray, p: IstftParams, n_bins: int, frames_in: int)
 
 
 def istft_forward(D: np.ndarray, p: IstftParams) -> np.ndarray:
-    """istft on numpy (the CPU kernel of specux.ops.stft)."""
-    from specux.ops.stft import _istft_numpy
-
+    """istft on numpy (the CPU kernel of :mod:`specux._backends.cpu.stft`)."""
     return _istft_numpy(D, p)

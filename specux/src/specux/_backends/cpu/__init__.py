@@ -1,8 +1,10 @@
 """The CPU backend: NumPy / SciPy implementations of every operation (scipy.fft with all cores for the FFTs).
 
-Each operation other than the FFT family is a plain function on numpy arrays that lives next to its public
-frontend (``specux.ops.stft._stft_numpy(x, params)``, ...; table below); this backend only routes to them.
-Operations whose module is not importable are simply not listed in ``ops``.
+Each operation other than the FFT family is a plain function on numpy arrays in one of this package's
+modules, one per family (``specux._backends.cpu.stft._stft_numpy(x, params)``, ...; table below), next to
+its adjoints (``adjoint_*``, NumPy too: the torch ops call them for autograd). The public fronts
+(``specux.ops.*``) validate and dispatch; this object only routes to the kernels. Operations whose module is
+not importable are simply not listed in ``ops``. Nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from specux._backends import registry
 
 # public operation -> (module, function on numpy arrays taking the validated parameters)
 IMPLEMENTATIONS = {
-    "stft": ("specux.ops.stft", "_stft_numpy"),
-    "istft": ("specux.ops.stft", "_istft_numpy"),
+    "stft": ("specux._backends.cpu.stft", "_stft_numpy"),
+    "istft": ("specux._backends.cpu.stft", "_istft_numpy"),
     "melspectrogram": ("specux.ops.mel", "_melspectrogram_numpy"),
     "mfcc": ("specux.ops.cepstral", "_mfcc_numpy"),
     "lfcc": ("specux.ops.cepstral", "_lfcc_numpy"),
