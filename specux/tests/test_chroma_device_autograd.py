@@ -21,13 +21,13 @@ from specux_test_support import rel_err, tolerance
 torch = pytest.importorskip("torch")
 
 import specux  # noqa: E402
+from specux._backends.cpu.adjoint_features import normalize_backward  # noqa: E402
 from specux._codegen import cq_kernels as ck  # noqa: E402
 from specux._runtime import device_array as da  # noqa: E402
 from specux._runtime import feature_exec as fe  # noqa: E402
 from specux._runtime.launch import groups, launch  # noqa: E402
 from specux.errors import UnsupportedOperationError  # noqa: E402
 from specux.torch import _ops_device  # noqa: E402
-from specux.torch._adjoint_features import normalize_backward  # noqa: E402
 
 SR = 8000
 NORMS = [np.inf, -np.inf, 0, 1, 2, None]

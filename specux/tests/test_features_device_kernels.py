@@ -5,9 +5,9 @@ specux._runtime.feature_exec) on the ``opencl`` backend (PoCL in CI), against th
   compared with the CPU on the same half values widened), S and y inputs, every bank norm and compat, batched,
   unbatched and non-contiguous inputs, a NaN frame;
 - the logarithm and top_db stages through the exec module with every log mode and floor rule (the CPU's
-  :func:`specux.ops.cepstral._cepstrum` on the same parameters), including NaN and infinite peaks;
+  :func:`specux._backends.cpu.features._cepstrum` on the same parameters), including NaN and infinite peaks;
 - the adjoints: the bank's transpose and the logarithm stage by the dot-product test ``<A x, y> = <x, A^T y>``
-  and against the CPU backend's backward (:func:`specux.torch._adjoint_features.log_backward`).
+  and against the CPU backend's backward (:func:`specux._backends.cpu.adjoint_features.log_backward`).
 
 Sweeps build with ``-cl-opt-disable`` (PoCL's first build of each kernel then costs well under a second); the
 kernels here are few (one bank template, two reductions, one elementwise adjoint), so the sweep is over
@@ -24,12 +24,13 @@ import pytest
 from specux_test_support import device_dtypes, reference_dtype, rel_err, tolerance
 
 import specux
+from specux._backends.cpu.adjoint_features import log_backward
+from specux._backends.cpu.features import _cepstrum, _log
 from specux._codegen import feature_kernels as fk
 from specux._runtime import device_array as da
 from specux._runtime import feature_exec as fx
 from specux._validate import CepstralParams, MelParams
-from specux.ops.cepstral import _cepstrum, _log, dct_matrix
-from specux.torch._adjoint_features import log_backward
+from specux.ops.cepstral import dct_matrix
 
 rng = np.random.default_rng(20261201)
 

@@ -652,7 +652,8 @@ def power_to_db_lazy(S: Any, ref: Any, amin: float, top_db: float | None) -> Any
 
 
 def torchaudio_db(x: Any, top_db: float | None) -> Any:
-    """:func:`specux.ops.cepstral._torchaudio_db` lazily: the floor per item of the last three axes."""
+    """:func:`specux._backends.cpu.features._torchaudio_db` lazily: the floor per item of the last three
+    axes."""
     db = 10.0 * da.log10(da.maximum(x, x.dtype.type(1e-10)))
     if top_db is None or db.size == 0:
         return db

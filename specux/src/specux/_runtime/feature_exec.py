@@ -1,8 +1,8 @@
 """melspectrogram, mfcc and lfcc as generated kernels (the contract of :mod:`specux._backends.generated`), and
 the adjoints of their filter-bank and logarithm stages.
 
-The chain is the CPU backend's (:mod:`specux.ops.mel`, :mod:`specux.ops.cepstral`): the power spectrogram
-(for a signal, the stft's complex spectrum read by the bank kernel itself, which takes ``|X| ** power`` as it
+The chain is the CPU backend's (:mod:`specux._backends.cpu.features`): the power spectrogram (for a
+signal, the stft's complex spectrum read by the bank kernel itself, which takes ``|X| ** power`` as it
 loads, so the power spectrogram is never written: :data:`FUSED`; or ``S`` as given), the bank applied
 sparsely (:func:`bank_rows`: each filter's support range and packed weights, uploaded once per bank as
 runtime tables), the dB or natural logarithm fused into the bank's store, the top_db floor from a
@@ -327,7 +327,7 @@ def column_norm_adjoint(
     """Gradient (a new array) with respect to ``x`` (..., rows, T), compute precision, of
     :func:`column_norm` (``norm`` None: none), given the gradient ``g`` of its output; with ``cut``, of
     ``column_norm`` of ``x`` with its values below ``cut`` set to zero first (chroma_cqt's threshold), whose
-    gradient is zero there. The CPU backend's rule (:func:`specux.torch._adjoint_features.
+    gradient is zero there. The CPU backend's rule (:func:`specux._backends.cpu.adjoint_features.
     normalize_backward`, librosa.util.normalize's default threshold)."""
     if g.shape != x.shape or g.dtype != x.dtype:
         raise ValueError(
@@ -414,7 +414,7 @@ def log_adjoint(rt: DeviceRuntime, bands: DeviceArray, g: DeviceArray, p: Any) -
     """Gradient with respect to the filter-bank energies ``bands`` (..., n, T) of the logarithm stage of
     ``p`` (a CepstralParams: dB with its top_db floor, whose gradient moves to the group's first peak, or
     ``log(x + 1e-6)``), given the gradient ``g`` of its output. The CPU backend's rule
-    (:func:`specux.torch._adjoint_features.log_backward`)."""
+    (:func:`specux._backends.cpu.adjoint_features.log_backward`)."""
     post, c0, c1 = _log_post(p)
     if post == fk.POST_NONE:
         return g

@@ -12,11 +12,9 @@ import scipy.fft
 from specux import _dispatch, _validate
 from specux._backend_doc import backends_doc
 from specux._filters.linear import linear as linear_bank
-from specux._linalg import apply_along_rows
 from specux._torch_hook import torch_route
 from specux._validate import CepstralParams, MelParams
-from specux.convert import _power_to_db_numpy
-from specux.ops.mel import _bank_bytes, _bank_spectrogram, _check_bank, mel_validate, resolve
+from specux.ops.mel import _bank_bytes, _check_bank, mel_validate, resolve
 from specux.ops.stft import stft_validate
 
 __all__ = ["lfcc", "mfcc"]
@@ -34,51 +32,6 @@ def dct_matrix(n_out: int, n_in: int, dct_type: int, norm: str | None, lifter: f
         D = D * (1.0 + (lifter / 2.0) * np.sin(np.pi * np.arange(1, n_out + 1) / lifter))[:, None]
     D.flags.writeable = False
     return D
-
-
-def _torchaudio_db(x: np.ndarray, top_db: float | None) -> np.ndarray:
-    """torchaudio's AmplitudeToDB('power'): 10 log10(max(x, 1e-10)); the top_db floor is taken per item of the
-    input reshaped to (-1, C, F, T) with C = shape[-3] for inputs of 3 or more dimensions (torchaudio's
-    rule)."""
-    db = 10.0 * np.log10(np.maximum(x, x.dtype.type(1e-10)))
-    if top_db is None or db.size == 0:
-        return db
-    packed = db.shape[-3] if db.ndim > 2 else 1
-    groups = db.reshape(-1, packed * db.shape[-2] * db.shape[-1])
-    with np.errstate(invalid="ignore"):
-        peak = (
-            np.nanmax(groups, axis=1, keepdims=True)
-            if np.isnan(groups).any()
-            else groups.max(1, keepdims=True)
-        )
-    return np.maximum(groups, (peak - top_db).astype(db.dtype)).reshape(db.shape)
-
-
-def _log(x: np.ndarray, p: CepstralParams) -> np.ndarray:
-    if p.log == "power_to_db":
-        return _power_to_db_numpy(x, 1.0, 1e-10, p.top_db)
-    if p.log == "torchaudio_db":
-        return _torchaudio_db(x, p.top_db)
-    if p.log == "log":
-        return np.log(x + x.dtype.type(1e-6))
-    return x  # "none": the input is already logarithmic (mfcc with S=)
-
-
-def _cepstrum(x: np.ndarray, p: CepstralParams) -> np.ndarray:
-    bands = _bank_spectrogram(x, p.mel) if p.mel.stft is not None else np.asarray(x, dtype=p.mel.dtype)
-    logged = _log(bands, p)
-    D = p.dct.astype(logged.dtype, copy=False)
-    return apply_along_rows(D, logged)
-
-
-def _mfcc_numpy(x: np.ndarray, p: CepstralParams) -> np.ndarray:
-    """mfcc on numpy (the cpu backend's implementation)."""
-    return _cepstrum(x, p)
-
-
-def _lfcc_numpy(x: np.ndarray, p: CepstralParams) -> np.ndarray:
-    """lfcc on numpy (the cpu backend's implementation)."""
-    return _cepstrum(x, p)
 
 
 def _dct_args(dct_type: int, norm: str | None, public: str) -> None:

@@ -8,11 +8,8 @@ import numpy as np
 
 from specux import _dispatch, _memory, _validate
 from specux._backend_doc import backends_doc
-from specux._backends.cpu.stft import _power_tf, spectrum_blocks
 from specux._filters.mel import mel as mel_bank
 from specux._filters.mel import mel_torchaudio
-from specux._linalg import apply_along_rows
-from specux._threads import single_threaded_blas
 from specux._torch_hook import torch_route
 from specux._validate import MelParams
 from specux.ops.stft import stft_validate
@@ -25,32 +22,6 @@ DEFAULTS = {
     None: {"sr": 22050, "n_fft": 2048, "pad_mode": "constant", "htk": False, "norm": "slaney", "n_mfcc": 20},
     "torchaudio": {"sr": 16000, "n_fft": 400, "pad_mode": "reflect", "htk": True, "norm": None, "n_mfcc": 40},
 }
-
-
-def _bank_spectrogram(x: np.ndarray, p: MelParams) -> np.ndarray:
-    """(..., L) signal or (..., F, T) spectrogram -> (..., n_bands, T) filter-bank energies."""
-    basis = p.basis.astype(p.dtype, copy=False)
-    if p.stft is None:
-        return apply_along_rows(basis, np.asarray(x, dtype=p.dtype))
-    y = np.asarray(x, dtype=p.dtype)
-    batch = y.shape[:-1]
-    y = y.reshape(-1, y.shape[-1])
-    basis_t = np.ascontiguousarray(basis.T)
-    out = np.empty((y.shape[0], p.stft.n_frames, basis.shape[0]), dtype=p.dtype)  # (B, T, bands)
-
-    def bands(b: int, t0: int, X: np.ndarray) -> None:
-        # power and bank product on the block the FFT just wrote, while it is in cache
-        np.matmul(_power_tf(X, p.power), basis_t, out=out[b, t0 : t0 + X.shape[0]])
-
-    # the blocks run on the pool's threads: one BLAS thread each
-    with single_threaded_blas():
-        spectrum_blocks(y, p.stft, bands)
-    return out.reshape(batch + out.shape[1:]).swapaxes(-1, -2)
-
-
-def _melspectrogram_numpy(x: np.ndarray, p: MelParams) -> np.ndarray:
-    """melspectrogram on numpy (the cpu backend's implementation)."""
-    return _bank_spectrogram(x, p)
 
 
 def resolve(compat: str | None, name: str, value: Any) -> Any:

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from specux._backends.cpu.adjoint_features import normalize_backward, power_grad
 from specux._backends.cpu.adjoint_stft import spectrum_adjoint, spectrum_tf
 from specux._backends.cpu.stft import _stft_numpy
 from specux._filters.chroma import chroma as chroma_filter
@@ -29,7 +30,6 @@ from specux.ops.cqt import (
     warn_if_short,
 )
 from specux.torch import _adjoint_cq
-from specux.torch._adjoint_features import normalize_backward, power_grad
 from specux.torch._convert import check_cpu, complex_of, numpy_of, tensor_of
 from specux.torch._params import OpArguments, decode_spec, is_fake, signature_without, stft_params
 from specux.torch._signal_op import (

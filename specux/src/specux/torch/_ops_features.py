@@ -1,12 +1,12 @@
 """``specux::melspectrogram``, ``specux::mfcc``, ``specux::lfcc`` and their backward ops (CPU, NumPy).
 
-The forward kernels are the functional API's own (:mod:`specux.ops.mel`, :mod:`specux.ops.cepstral`); the
-backward ops run the analytic chain of :mod:`specux.torch._adjoint_features`. Precomputed windows, filter
-banks and DCT matrices may be passed as tensors (the ``nn.Module`` wrappers pass their buffers, or their
-parameters when trainable); otherwise they are derived from the arguments exactly as the functional API
-derives them. Gradients flow to the signal and to every window / bank / DCT tensor that requires grad (one
-``*_constants_backward`` op per feature). These features are not linear, so their backward ops are not
-differentiable again.
+The forward kernels are the cpu backend's, the functional API's own
+(:mod:`specux._backends.cpu.features`); the backward ops run the analytic chain of
+:mod:`specux._backends.cpu.adjoint_features`. Precomputed windows, filter banks and DCT matrices may be passed
+as tensors (the ``nn.Module`` wrappers pass their buffers, or their parameters when trainable); otherwise they
+are derived from the arguments exactly as the functional API derives them. Gradients flow to the signal and to
+every window / bank / DCT tensor that requires grad (one ``*_constants_backward`` op per feature). These
+features are not linear, so their backward ops are not differentiable again.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from typing import Any
 
 from torch import Tensor
 
+from specux._backends.cpu import adjoint_features as _adjoint_features
+from specux._backends.cpu.features import _melspectrogram_numpy, _mfcc_numpy
 from specux._validate import CepstralParams, MelParams
-from specux.ops.cepstral import _mfcc_numpy, lfcc_validate, mfcc_validate
-from specux.ops.mel import _melspectrogram_numpy, mel_validate
-from specux.torch import _adjoint_features
+from specux.ops.cepstral import lfcc_validate, mfcc_validate
+from specux.ops.mel import mel_validate
 from specux.torch._convert import check_cpu, numpy_of
 from specux.torch._params import OpArguments, decode_spec, is_fake, same_dtype, window_array
 from specux.torch._signal_op import define_signal_op

@@ -22,9 +22,9 @@ from specux._backends import registry
 IMPLEMENTATIONS = {
     "stft": ("specux._backends.cpu.stft", "_stft_numpy"),
     "istft": ("specux._backends.cpu.stft", "_istft_numpy"),
-    "melspectrogram": ("specux.ops.mel", "_melspectrogram_numpy"),
-    "mfcc": ("specux.ops.cepstral", "_mfcc_numpy"),
-    "lfcc": ("specux.ops.cepstral", "_lfcc_numpy"),
+    "melspectrogram": ("specux._backends.cpu.features", "_melspectrogram_numpy"),
+    "mfcc": ("specux._backends.cpu.features", "_mfcc_numpy"),
+    "lfcc": ("specux._backends.cpu.features", "_lfcc_numpy"),
     "fftconvolve": ("specux.ops.convolve", "_fftconvolve_numpy"),
     # the constant-Q family validates into one VqtParams (cqt is vqt with gamma = 0)
     "cqt": ("specux.ops.cqt", "vqt_cpu"),

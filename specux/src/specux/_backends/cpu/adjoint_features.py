@@ -13,11 +13,10 @@ import math
 import numpy as np
 
 from specux._backends.cpu.adjoint_stft import frames_adjoint, frames_to_signal, spectrum_tf, window_grad
+from specux._backends.cpu.features import _bank_spectrogram, _log
 from specux._backends.cpu.stft import _power_tf, spectrum_blocks
 from specux._threads import single_threaded_blas
 from specux._validate import CepstralParams, MelParams
-from specux.ops.cepstral import _log
-from specux.ops.mel import _bank_spectrogram
 
 _LN10 = math.log(10.0)
 
