@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import specux
+from specux._backends.cpu.cqt import octave_bases, vqt_plan
 from specux._resample import RES_TYPES, SOXR_QUALITIES, downsample
 from specux._resample_linear import _reach, linear_form, nonfinite_reach
-from specux.ops.cqt import octave_bases, validate_vqt, vqt_plan
+from specux.ops.cqt import validate_vqt
 
 pytest.importorskip("soxr")
 

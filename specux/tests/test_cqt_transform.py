@@ -252,7 +252,7 @@ def test_one_long_signal_gives_the_numbers_of_the_batch_path(kw):
     "kw", [{"hop_length": 512}, {"hop_length": 384}, {"hop_length": 255}, {"hop_length": 1024, "fmin": 30.0}]
 )
 def test_a_signal_halved_in_many_pieces_gives_the_same_numbers(monkeypatch, pad_mode, kw):
-    from specux.ops import cqt as cqt_module
+    from specux._backends.cpu import cqt as cqt_module
 
     y = np.random.default_rng(6).standard_normal((3, 50_001)).astype(np.float32)
     kw = {"pad_mode": pad_mode, "n_bins": 36, **kw}
@@ -278,7 +278,7 @@ def test_a_signal_halved_in_many_pieces_gives_the_same_numbers(monkeypatch, pad_
 def test_products_are_those_of_the_whole_padded_signal_block_by_block(pad_mode, n, n_fft, hop):
     # reading frames in place and padding only the ends must not change a bit: BLAS's rounding of a frame
     # depends on how many frames share its product, so the blocks must be those of the plain computation
-    from specux.ops import cqt as cqt_module
+    from specux._backends.cpu import cqt as cqt_module
 
     x = np.random.default_rng(7).standard_normal((2, n)).astype(np.float32)
     w = np.random.default_rng(8).standard_normal((n_fft, 6)).astype(np.float32)
@@ -401,7 +401,7 @@ def test_a_call_gets_the_same_bits_on_any_thread(monkeypatch):
     # The main thread used to keep threadpoolctl's claim on OpenBLAS's thread count after its first call:
     # on every other thread the limit to one BLAS thread then did nothing, and the products, on several
     # threads, rounded differently (3e-6 in the lowest bins of a float32 transform).
-    from specux.ops import cqt as cqt_module
+    from specux._backends.cpu import cqt as cqt_module
 
     y = np.random.default_rng(2).standard_normal(200_000).astype(np.float32)
     for fan_out in (True, False):  # one signal pipelined on the pool, or every octave in turn

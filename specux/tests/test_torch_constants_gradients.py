@@ -92,8 +92,9 @@ def test_only_the_requested_constant_is_computed() -> None:
 
 def _constants_cases():
     """(forward op, gradients op, tensor arguments, other arguments, needs) per op with constant gradients."""
+    from specux._backends.cpu.cqt import octave_bases, vqt_plan
     from specux._filters.linear import linear
-    from specux.ops.cqt import octave_bases, validate_vqt, vqt_plan
+    from specux.ops.cqt import validate_vqt
 
     y, w = _signal().detach(), _window(64).detach()
     basis = torch.tensor(np.array(mel_bank(sr=SR, n_fft=64, n_mels=12), dtype=np.float64))
@@ -179,7 +180,8 @@ def test_trainable_modules_learn(module, names) -> None:
 
 @pytest.mark.parametrize("res_type", [None, "soxr_hq"])
 def test_constant_q_weights(res_type) -> None:
-    from specux.ops.cqt import octave_bases, validate_vqt, vqt_plan
+    from specux._backends.cpu.cqt import octave_bases, vqt_plan
+    from specux.ops.cqt import validate_vqt
 
     y = _signal(400)
     kw = dict(intervals="equal", gamma=0, tuning=0.0, window="hann", pad_mode="constant", dtype=None)

@@ -391,6 +391,31 @@ class ChromaParams:
     dtype: str  # real precision of the result
 
 
+# --- cqt / vqt
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VqtParams:
+    """Validated parameters of one ``vqt`` call (the tuning already applied to ``fmin``)."""
+
+    sr: float
+    hop_length: int
+    fmin: float
+    n_bins: int
+    intervals: Any
+    gamma: float | None
+    bins_per_octave: int
+    filter_scale: float
+    norm: float | None
+    sparsity: float
+    window: Any
+    scale: bool
+    pad_mode: str
+    res_type: str | None
+    dtype: str
+
+
 # --- fftconvolve
 # ---------------------------------------------------------------------------------------------
 

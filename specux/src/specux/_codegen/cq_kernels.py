@@ -1,9 +1,9 @@
 """Kernel templates of the constant-Q family (cqt, vqt) on a device, written once for every dialect.
 
-The transform is librosa's multirate algorithm as :mod:`specux.ops.cqt` plans it; what runs on the device is
-(see :mod:`specux._runtime.cq_exec`): a decimating FIR per resampling, the framing and FFT of the stft family
-(:mod:`specux._codegen.spectral_kernels`, :mod:`specux._codegen.fft_kernels`), and the product of each
-octave's spectra with its sparse frequency-domain basis:
+The transform is librosa's multirate algorithm as :mod:`specux._backends.cpu.cqt` plans it; what runs on the
+device is (see :mod:`specux._runtime.cq_exec`): a decimating FIR per resampling, the framing and FFT of the
+stft family (:mod:`specux._codegen.spectral_kernels`, :mod:`specux._codegen.fft_kernels`), and the product of
+each octave's spectra with its sparse frequency-domain basis:
 
 ``decimate``
     ``dst[b, m] = gain * sum_j taps[j] * src[b, factor * m - k0 - j]`` for ``m < count`` (the signal zero

@@ -1,6 +1,6 @@
 """cqt / vqt / chroma_cqt on a dask array split along time: blocks of output frames, each read with a halo.
 
-The multirate transform (:mod:`specux.ops.cqt`) computes octave ``k`` on the signal after ``s_k``
+The multirate transform (:mod:`specux._backends.cpu.cqt`) computes octave ``k`` on the signal after ``s_k``
 resamplings (the early downsampling, then one halving per octave while the hop stays even), with frames
 centred at ``t * hop_length`` of the full-rate signal in every octave: octave ``k``'s hop is
 ``hop_length / D_k``, ``D_k`` being its total decimation, which divides ``hop_length``. So a block of the
@@ -79,7 +79,7 @@ class Layout:
     octaves: tuple[Octave, ...]
 
     def block_frames(self, n: int) -> int:
-        """Output frames of an ``n``-sample signal (:func:`specux.ops.cqt.output_frames`)."""
+        """Output frames of an ``n``-sample signal (:func:`specux._backends.cpu.cqt.output_frames`)."""
         lengths = [n]
         for s in self.stages:
             lengths.append(-(-lengths[-1] // s.factor))
@@ -121,8 +121,8 @@ def _device_half_length(factor: int, res_type: str) -> int:
 
 
 def layout(params) -> Layout:
-    """The :class:`Layout` of a transform with :class:`specux.ops.cqt.VqtParams` ``params``."""
-    from specux.ops.cqt import octave_bases, vqt_plan
+    """The :class:`Layout` of a transform with :class:`specux._validate.VqtParams` ``params``."""
+    from specux._backends.cpu.cqt import octave_bases, vqt_plan
 
     plan = vqt_plan(params)
     bases = octave_bases(params, plan)

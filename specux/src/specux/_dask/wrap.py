@@ -412,7 +412,7 @@ def _constant_q(op: str, args: dict) -> Any:
 
 
 def _vqt_params(op: str, args: dict, dtype: Any) -> Any:
-    """The :class:`specux.ops.cqt.VqtParams` of a constant-Q call with a given tuning (checked already)."""
+    """The :class:`specux._validate.VqtParams` of a constant-Q call with a given tuning (checked already)."""
     import inspect
 
     from specux.ops.cqt import validate_vqt

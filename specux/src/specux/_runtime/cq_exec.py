@@ -1,8 +1,8 @@
 """cqt and vqt as generated kernels on any device runtime (the contract of :mod:`specux._backends.generated`).
 
-The plan is the CPU's (:func:`specux.ops.cqt.vqt_plan`: early downsampling, the octaves' rates and hops, the
-output's frame count); each step runs on the device, in one batch, with nothing coming back to the host
-between octaves:
+The plan is the CPU's (:func:`specux._backends.cpu.cqt.vqt_plan`: early downsampling, the octaves' rates and
+hops, the output's frame count); each step runs on the device, in one batch, with nothing coming back to the
+host between octaves:
 
 1. the resamplings (the early downsampling, then one halving wherever an octave's rate halves) as a
    decimating FIR (:func:`specux._codegen.cq_kernels.decimate`), scaled by ``sqrt(factor)`` as the CPU;
@@ -207,9 +207,9 @@ def _basis_tables(rt: DeviceRuntime, basis: np.ndarray, dtype: str) -> tuple[Any
 
 
 def vqt(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> DeviceArray:
-    """The variable-Q transform of ``y`` (..., n) with :class:`specux.ops.cqt.VqtParams` ``p``:
+    """The variable-Q transform of ``y`` (..., n) with :class:`specux._validate.VqtParams` ``p``:
     (..., n_bins, n_frames) complex of ``p.dtype``."""
-    from specux.ops.cqt import output_frames, vqt_plan
+    from specux._backends.cpu.cqt import output_frames, vqt_plan
 
     (y,) = inputs
     check_device_res_type(p.res_type, "vqt")
@@ -368,8 +368,8 @@ def vqt_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: Any, n: int) -> DeviceA
     for the real inner product ``Re <a, b>``): per octave, from the lowest up, the basis product's transpose,
     the frames' and FFT's (:func:`specux._runtime.spectral_exec.stft_adjoint` of a boxcar stft), and the
     resamplings' transposes, each octave's gradient added to the signal it was computed from."""
+    from specux._backends.cpu.cqt import output_frames, vqt_plan
     from specux._validate import StftParams
-    from specux.ops.cqt import output_frames, vqt_plan
 
     check_device_res_type(p.res_type, "vqt")
     plan = vqt_plan(p)

@@ -4,7 +4,7 @@ The per-octave frame weights (vqt / cqt / chroma_cqt) and the chroma filter bank
 as tensors (the ``nn.Module`` wrappers own them as buffers); otherwise they are derived from the arguments as
 the functional API derives them. ``tuning=None`` estimates the tuning from the signal inside the op (a
 piecewise-constant choice of filters, so it adds nothing to the gradient). The constant-Q family is
-differentiable with every resampler; see :mod:`specux.torch._adjoint_cq`.
+differentiable with every resampler; see :mod:`specux._backends.cpu.adjoint_cq`.
 """
 
 from __future__ import annotations
@@ -15,21 +15,16 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from specux._backends.cpu import adjoint_cq as _adjoint_cq
 from specux._backends.cpu.adjoint_features import normalize_backward, power_grad
 from specux._backends.cpu.adjoint_stft import spectrum_adjoint, spectrum_tf
+from specux._backends.cpu.cqt import octave_bases, output_frames, vqt_plan
 from specux._backends.cpu.stft import _stft_numpy
 from specux._filters.chroma import chroma as chroma_filter
 from specux._filters.constant_q import cq_to_chroma
 from specux._normalize import normalize
-from specux.ops.cqt import (
-    VqtParams,
-    octave_bases,
-    output_frames,
-    validate_vqt,
-    vqt_plan,
-    warn_if_short,
-)
-from specux.torch import _adjoint_cq
+from specux._validate import VqtParams
+from specux.ops.cqt import validate_vqt, warn_if_short
 from specux.torch._convert import check_cpu, complex_of, numpy_of, tensor_of
 from specux.torch._params import OpArguments, decode_spec, is_fake, signature_without, stft_params
 from specux.torch._signal_op import (

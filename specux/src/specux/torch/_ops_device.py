@@ -33,12 +33,13 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from specux._backends.cpu.cqt import octave_bases, output_frames, vqt_plan
 from specux._runtime import cq_exec, icq_exec
 from specux._runtime import device_array as da
 from specux._runtime import feature_exec as fe
 from specux._runtime import spectral_exec as se
 from specux.errors import UnsupportedOperationError
-from specux.ops.cqt import octave_bases, output_frames, vqt_plan, warn_if_short
+from specux.ops.cqt import warn_if_short
 from specux.torch import _ops_icqt
 from specux.torch._convert import complex_of, real_of
 from specux.torch._device_op import DeviceRecipe, define_device_op
@@ -77,7 +78,7 @@ def _always(p: Any) -> bool:
 
 
 def _vqt_params(y: Tensor, weights: list[Tensor], public: str, *args: Any) -> Any:
-    """The device's :class:`~specux.ops.cqt.VqtParams` (``validate_vqt(..., device=True)``, as the
+    """The device's :class:`~specux._validate.VqtParams` (``validate_vqt(..., device=True)``, as the
     functional API's device path) from specux::vqt's arguments."""
     if weights:
         raise UnsupportedOperationError(

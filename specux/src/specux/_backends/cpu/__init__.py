@@ -27,8 +27,8 @@ IMPLEMENTATIONS = {
     "lfcc": ("specux._backends.cpu.features", "_lfcc_numpy"),
     "fftconvolve": ("specux.ops.convolve", "_fftconvolve_numpy"),
     # the constant-Q family validates into one VqtParams (cqt is vqt with gamma = 0)
-    "cqt": ("specux.ops.cqt", "vqt_cpu"),
-    "vqt": ("specux.ops.cqt", "vqt_cpu"),
+    "cqt": ("specux._backends.cpu.cqt", "vqt_cpu"),
+    "vqt": ("specux._backends.cpu.cqt", "vqt_cpu"),
 }
 
 

@@ -1,6 +1,6 @@
 """Constant-Q / variable-Q kernels with explicit per-octave weights, and their analytic backward (NumPy).
 
-The forward is :func:`specux.ops.cqt.vqt_cpu` with the per-octave frame weights taken as arguments (so that an
+The forward is :func:`.cqt.vqt_cpu` with the per-octave frame weights taken as arguments (so that an
 ``nn.Module`` can own them as buffers): each octave's response is ``frames(x_octave) @ Wc`` with ``Wc`` the
 weights (real and imaginary parts in interleaved columns) viewed as complex. Without resampling
 (``res_type=None``) every octave reads the same signal, so the transform is linear in ``y`` with adjoint ``sum
@@ -17,10 +17,7 @@ import math
 import numpy as np
 
 from specux._backends.cpu.adjoint_frames import overlap_add, unpad
-from specux._resample import SOXR_QUALITIES
-from specux._resample_linear import downsample_adjoint
-from specux.ops.cqt import (
-    VqtParams,
+from specux._backends.cpu.cqt import (
     _n_frames,
     _octave_response,
     _octave_signals,
@@ -28,6 +25,9 @@ from specux.ops.cqt import (
     octave_frames,
     vqt_plan,
 )
+from specux._resample import SOXR_QUALITIES
+from specux._resample_linear import downsample_adjoint
+from specux._validate import VqtParams
 
 
 def _octave_inputs(y: np.ndarray, p: VqtParams, bases: list[tuple[np.ndarray, int]]):
