@@ -3,8 +3,8 @@
 A complex torch CPU tensor requiring grad with ``backend="opencl"`` runs the device's icqt forward
 (:func:`specux._runtime.icq_exec.icqt`) and its transpose backward (:func:`specux._runtime.icq_exec.
 icqt_adjoint`: the kernels ``interpolate_adjoint`` and ``icq_synth_adjoint``). Checked here: the gradient
-against the CPU op's (``specux::icqt``, the analytic adjoint of :mod:`specux.ops.inverse_cq`) for float32 and
-float64, 1-D and batched responses, ``length``, ``scale``, several hops and bins per octave, polyphase and
+against the CPU op's (``specux::icqt``, the analytic adjoint of :mod:`specux._backends.cpu.icqt`) for float32
+and float64, 1-D and batched responses, ``length``, ``scale``, several hops and bins per octave, polyphase and
 the soxr qualities (the device's upsamplers are libsoxr's measured linear form, the one the CPU's gradient
 transposes, so the two agree to rounding); gradcheck and gradgradcheck in float64; dot-product tests of each
 new kernel; ``torch.compile(fullgraph=True)``; bit-for-bit repeatable backward; and the refusals.
@@ -21,11 +21,12 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("soxr")
 
 import specux  # noqa: E402
+from specux._backends.cpu.icqt import icqt_plan  # noqa: E402
 from specux._codegen import cq_kernels  # noqa: E402
 from specux._runtime import device_array as da  # noqa: E402
 from specux._runtime import icq_exec  # noqa: E402
 from specux.errors import UnsupportedOperationError  # noqa: E402
-from specux.ops.inverse_cq import icqt_plan, validate_icqt  # noqa: E402
+from specux.ops.inverse_cq import validate_icqt  # noqa: E402
 
 SR = 8000
 #: bounds of max |device - cpu| / max |cpu| of the forward (test_icqt_device_kernels.py's; measured 1.5e-7 to

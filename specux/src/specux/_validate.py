@@ -416,6 +416,29 @@ class VqtParams:
     dtype: str
 
 
+# --- icqt
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IcqtParams:
+    """Validated parameters of one ``icqt`` call (the tuning already applied to ``fmin``)."""
+
+    sr: float
+    hop_length: int
+    fmin: float
+    n_bins: int
+    bins_per_octave: int
+    filter_scale: float
+    norm: float | None
+    sparsity: float
+    window: Any
+    scale: bool
+    length: int | None
+    res_type: str
+    dtype: str  # real output precision
+
+
 # --- fftconvolve
 # ---------------------------------------------------------------------------------------------
 

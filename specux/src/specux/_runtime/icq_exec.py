@@ -1,10 +1,10 @@
 """icqt and griffinlim_cqt as generated kernels on any device runtime (the contract of
 :mod:`specux._backends.generated`).
 
-The plan is the CPU's (:func:`specux.ops.inverse_cq.icqt_plan`: the octaves' rates, hops and upsampling
+The plan is the CPU's (:func:`specux._backends.cpu.icqt.icqt_plan`: the octaves' rates, hops and upsampling
 factors, the frames ``length`` reads); per octave, on the device and in one batch:
 
-1. the octave's frames through its memoised real synthesis weights (:func:`specux.ops.inverse_cq.
+1. the octave's frames through its memoised real synthesis weights (:func:`specux._backends.cpu.icqt.
    synthesis_weights`, the CPU's own table) and their overlap-add divided by the frame count, in one gather
    (:func:`specux._codegen.cq_kernels.icq_synth`);
 2. the upsampling back to the full rate, added to the octaves below (:func:`specux._codegen.cq_kernels.
@@ -84,7 +84,7 @@ def _synth(
     rt: DeviceRuntime, C: DeviceArray, B: int, p: Any, plan: Any, octave: Any, rdtype: str
 ) -> DeviceArray:
     """One octave's inverse STFT: (B, hop * (T - 1)) of ``rdtype``."""
-    from specux.ops.inverse_cq import synthesis_weights
+    from specux._backends.cpu.icqt import synthesis_weights
 
     G, n_fft = synthesis_weights(p, plan, octave)
     T = plan.n_frames
@@ -142,8 +142,8 @@ def _upsampler_tables(rt: DeviceRuntime, factor: int, res_type: str, dtype: str)
 
 def icqt(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: Any) -> DeviceArray:
     """The inverse constant-Q transform of ``C`` (..., n_bins, T) complex of ``p.dtype``'s precision with
-    :class:`specux.ops.inverse_cq.IcqtParams` ``p``: (..., n) real of ``p.dtype``."""
-    from specux.ops.inverse_cq import icqt_plan
+    :class:`specux._validate.IcqtParams` ``p``: (..., n) real of ``p.dtype``."""
+    from specux._backends.cpu.icqt import icqt_plan
 
     (C,) = inputs
     check_device_res_type(p.res_type, "icqt")
@@ -194,7 +194,7 @@ def _synth_adjoint(
 ) -> None:
     """The transpose of :func:`_synth`: the gradient ``g`` (B, hop * (T - 1)) of one octave's signal into
     that octave's rows of ``out`` (B, n_bins, t_src) complex (every frame written, 0 past the frames read)."""
-    from specux.ops.inverse_cq import synthesis_weights
+    from specux._backends.cpu.icqt import synthesis_weights
 
     G, n_fft = synthesis_weights(p, plan, octave)
     B, t_src = int(out.shape[0]), int(out.shape[-1])
@@ -215,8 +215,9 @@ def icqt_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: Any, n_frames: int) ->
     """The gradient (..., n_bins, n_frames) complex with respect to ``C`` of :func:`icqt` with parameters
     ``p`` on responses of ``n_frames`` frames, given the gradient ``grad`` (..., n) real of its output: the
     transpose for the real inner products (real part the gradient of ``Re C``, imaginary part that of ``Im
-    C``, as :func:`specux.ops.inverse_cq.icqt_adjoint` on the CPU); frames past ``length``'s reach get 0."""
-    from specux.ops.inverse_cq import icqt_plan
+    C``, as :func:`specux._backends.cpu.icqt.icqt_adjoint` on the CPU); frames past ``length``'s reach get
+    0."""
+    from specux._backends.cpu.icqt import icqt_plan
 
     check_device_res_type(p.res_type, "icqt")
     rdtype = p.dtype

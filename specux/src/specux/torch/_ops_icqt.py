@@ -1,9 +1,9 @@
 """``specux::icqt`` and ``specux::icqt_backward``: the inverse constant-Q transform of a complex CPU tensor.
 
 The inverse is real-linear in the real and imaginary parts of ``C`` (every step, the upsampler included, is
-linear), so its gradient is the analytic adjoint :func:`specux.ops.inverse_cq.icqt_adjoint`: the transposed
-upsampling (:mod:`specux._upsample`, the resamplers' measured linear forms), the transposed overlap-add and
-the synthesis weights transposed. The backward of the backward is the inverse again. :func:`arguments`
+linear), so its gradient is the analytic adjoint :func:`specux._backends.cpu.icqt.icqt_adjoint`: the
+transposed upsampling (:mod:`specux._upsample`, the resamplers' measured linear forms), the transposed
+overlap-add and the synthesis weights transposed. The backward of the backward is the inverse again. :func:`arguments`
 checks and packs the functional API's arguments for torch tensors (``specux.icqt(tensor)``, through
 :mod:`specux.torch._route`); a device backend runs ``specux::icqt_device`` (:mod:`specux.torch._ops_device`)
 with the same arguments.
@@ -15,7 +15,8 @@ import torch
 from torch import Tensor
 
 from specux import _validate
-from specux.ops.inverse_cq import icqt_adjoint, icqt_cpu, validate_icqt
+from specux._backends.cpu.icqt import icqt_adjoint, icqt_cpu
+from specux.ops.inverse_cq import validate_icqt
 from specux.torch._convert import check_cpu, numpy_of, real_of, tensor_of
 from specux.torch._params import decode_spec, encode_spec
 from specux.torch._signal_op import op_from_signature
@@ -45,7 +46,7 @@ def _signature(
 
 
 def icqt_params(C: Tensor, args: tuple, device: bool = False):
-    """The :class:`~specux.ops.inverse_cq.IcqtParams` of specux::icqt's arguments ``args`` (after ``C``, which
+    """The :class:`~specux._validate.IcqtParams` of specux::icqt's arguments ``args`` (after ``C``, which
     may be fake: only its shape and dtype are read); ``device``: validated for a device backend (the soxr
     qualities by the device's measured upsamplers, "soxr_qq" refused)."""
     (sr, hop_length, fmin, bpo, tuning, filter_scale, norm, sparsity, window, scale, length, res_type,
