@@ -3,10 +3,10 @@
 The inverse is real-linear in the real and imaginary parts of ``C`` (every step, the upsampler included, is
 linear), so its gradient is the analytic adjoint :func:`specux._backends.cpu.icqt.icqt_adjoint`: the
 transposed upsampling (:mod:`specux._upsample`, the resamplers' measured linear forms), the transposed
-overlap-add and the synthesis weights transposed. The backward of the backward is the inverse again. :func:`arguments`
-checks and packs the functional API's arguments for torch tensors (``specux.icqt(tensor)``, through
-:mod:`specux.torch._route`); a device backend runs ``specux::icqt_device`` (:mod:`specux.torch._ops_device`)
-with the same arguments.
+overlap-add and the synthesis weights transposed. The backward of the backward is the inverse again.
+:func:`arguments` checks and packs the functional API's arguments for torch tensors (``specux.icqt(tensor)``,
+through :mod:`specux.torch._route`); a device backend runs ``specux::icqt_device``
+(:mod:`specux.torch._ops_device`) with the same arguments.
 """
 
 from __future__ import annotations
