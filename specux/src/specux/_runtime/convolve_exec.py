@@ -1,8 +1,8 @@
 """fftconvolve as generated kernels (the contract of :mod:`specux._backends.generated`).
 
-The semantics are the CPU backend's (:func:`specux.ops.convolve._fftconvolve_numpy`, scipy.signal's rules):
-``p.axes`` are the convolved axes (broadcast axes already removed), the inputs arrive swapped when "valid"
-needs it, the result has ``p.out_shape`` and numpy's result dtype ``p.dtype``. Three ways through:
+The semantics are the CPU backend's (:func:`specux._backends.cpu.convolve._fftconvolve_numpy`, scipy.signal's
+rules): ``p.axes`` are the convolved axes (broadcast axes already removed), the inputs arrive swapped when
+"valid" needs it, the result has ``p.out_shape`` and numpy's result dtype ``p.dtype``. Three ways through:
 
 - **no convolved axis**: the broadcast product, with the mode's crop folded into its strides (one kernel);
 - **direct**: each input zero-padded (:func:`~specux._codegen.convolve_kernels.pad`) to a 7-smooth length

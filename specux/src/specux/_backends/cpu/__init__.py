@@ -25,7 +25,7 @@ IMPLEMENTATIONS = {
     "melspectrogram": ("specux._backends.cpu.features", "_melspectrogram_numpy"),
     "mfcc": ("specux._backends.cpu.features", "_mfcc_numpy"),
     "lfcc": ("specux._backends.cpu.features", "_lfcc_numpy"),
-    "fftconvolve": ("specux.ops.convolve", "_fftconvolve_numpy"),
+    "fftconvolve": ("specux._backends.cpu.convolve", "_fftconvolve_numpy"),
     # the constant-Q family validates into one VqtParams (cqt is vqt with gamma = 0)
     "cqt": ("specux._backends.cpu.cqt", "vqt_cpu"),
     "vqt": ("specux._backends.cpu.cqt", "vqt_cpu"),
