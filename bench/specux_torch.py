@@ -100,7 +100,7 @@ def tensor_overhead(torch: Any, repeat: int) -> list[dict[str, Any]]:
 
     import specux
     from specux._backends.cpu import adjoint_stft as _adjoint_stft
-    from specux.ops.stft import stft_validate
+    from specux._spec.stft import stft_validate
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal(OVERHEAD_SHAPE).astype(np.float32)

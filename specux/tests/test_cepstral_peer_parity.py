@@ -10,9 +10,8 @@ import pytest
 
 import specux
 from specux._reference import cepstral as ref
+from specux._spec.features import dct_matrix, mel_validate
 from specux._validate import CepstralParams
-from specux.ops.cepstral import dct_matrix
-from specux.ops.mel import mel_validate
 
 librosa = pytest.importorskip("librosa")
 SR = 16000
@@ -166,8 +165,8 @@ def test_lfcc_matches_reference(compare):
     y = signals()[2]
     got = specux.lfcc(y, n_filter=48, n_lfcc=20)
     from specux._filters.linear import linear
+    from specux._spec.stft import stft_validate
     from specux._validate import MelParams
-    from specux.ops.stft import stft_validate
 
     stft_p = stft_validate(y, n_fft=400, hop_length=200, pad_mode="reflect")
     p = CepstralParams(

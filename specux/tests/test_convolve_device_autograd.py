@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 
 import specux.torch  # noqa: E402, F401  (registers the ops)
 from specux._runtime import convolve_exec as ce  # noqa: E402
-from specux.ops.convolve import fftconvolve_validate  # noqa: E402
+from specux._spec.convolve import fftconvolve_validate  # noqa: E402
 
 MODES = ["full", "same", "valid"]
 DTYPES = ["float32", "float64", "complex64", "complex128"]

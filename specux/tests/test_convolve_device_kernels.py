@@ -19,7 +19,7 @@ import specux
 from specux._codegen import convolve_kernels as ck
 from specux._runtime import convolve_exec as ce
 from specux._runtime import device_array as da
-from specux.ops.convolve import fftconvolve_validate
+from specux._spec.convolve import fftconvolve_validate
 
 rng = np.random.default_rng(20261201)
 MODES = ["full", "same", "valid"]

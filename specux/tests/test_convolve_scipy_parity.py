@@ -8,7 +8,7 @@ import scipy.signal
 
 import specux
 from specux._reference.convolve import fftconvolve as direct
-from specux.ops.convolve import fftconvolve_validate
+from specux._spec.convolve import fftconvolve_validate
 
 rng = np.random.default_rng(5)
 MODES = ["full", "same", "valid"]

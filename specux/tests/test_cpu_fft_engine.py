@@ -19,7 +19,7 @@ import specux
 from specux import _cpu_fft
 from specux._backends.cpu import stft as stft_module
 from specux._backends.cpu.stft import _frames
-from specux.ops.stft import stft_validate
+from specux._spec.stft import stft_validate
 
 ENV = "SPECUX_CPU_FFT"
 

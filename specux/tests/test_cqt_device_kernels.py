@@ -194,7 +194,7 @@ def test_torch_cpu_tensor_on_the_opencl_backend(opencl):
 
 
 def _device_params(x, **kw):
-    from specux.ops.cqt import validate_vqt
+    from specux._spec.cqt import validate_vqt
 
     args = dict(sr=8000, hop_length=64, fmin=100.0, n_bins=24, intervals="equal", gamma=0, bins_per_octave=12,
                 tuning=0.0, filter_scale=1, norm=1, sparsity=0.01, window="hann", scale=True,
@@ -281,8 +281,8 @@ def test_vqt_adjoint_matches_the_cpu_gradient_with_polyphase(opencl):
     ids=["defaults", "24 chroma, threshold, 2-norm", "no norm, window"],
 )
 def test_chroma_cqt_folding_matches_the_cpu(opencl, kw):
+    from specux._spec.cqt import validate_vqt
     from specux.filters import cq_to_chroma
-    from specux.ops.cqt import validate_vqt
 
     y = rng.standard_normal((2, 11025)).astype(np.float32)
     args = dict(sr=22050, tuning=0.0, res_type="polyphase", **kw)

@@ -17,7 +17,7 @@ import specux
 from specux._backends.cpu.cqt import octave_bases, vqt_plan
 from specux._resample import RES_TYPES, SOXR_QUALITIES, downsample
 from specux._resample_linear import _reach, linear_form, nonfinite_reach
-from specux.ops.cqt import validate_vqt
+from specux._spec.cqt import validate_vqt
 
 pytest.importorskip("soxr")
 

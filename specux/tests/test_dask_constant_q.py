@@ -146,7 +146,7 @@ def test_one_dimensional_and_single_chunk():
 
 def test_tasks_read_a_halo_not_the_axis():
     """Every task reads its frames' samples plus the halo, clipped to the signal: less than the whole axis."""
-    p = specux.ops.cqt.validate_vqt(
+    p = specux._spec.cqt.validate_vqt(
         np.zeros(512, np.float32), "cqt", sr=SR, hop_length=128, fmin=65.4, n_bins=48, intervals="equal",
         gamma=0, bins_per_octave=12, tuning=0.0, filter_scale=1, norm=1, sparsity=0.01, window="hann",
         scale=True, pad_mode="constant", res_type="soxr_hq", dtype=None,

@@ -29,8 +29,8 @@ from specux._backends.cpu.features import _cepstrum, _log
 from specux._codegen import feature_kernels as fk
 from specux._runtime import device_array as da
 from specux._runtime import feature_exec as fx
+from specux._spec.features import dct_matrix
 from specux._validate import CepstralParams, MelParams
-from specux.ops.cepstral import dct_matrix
 
 rng = np.random.default_rng(20261201)
 

@@ -25,8 +25,8 @@ from specux._backends.cpu.icqt import icqt_plan  # noqa: E402
 from specux._codegen import cq_kernels  # noqa: E402
 from specux._runtime import device_array as da  # noqa: E402
 from specux._runtime import icq_exec  # noqa: E402
+from specux._spec.icqt import validate_icqt  # noqa: E402
 from specux.errors import UnsupportedOperationError  # noqa: E402
-from specux.ops.inverse_cq import validate_icqt  # noqa: E402
 
 SR = 8000
 #: bounds of max |device - cpu| / max |cpu| of the forward (test_icqt_device_kernels.py's; measured 1.5e-7 to

@@ -13,7 +13,7 @@ import scipy.fft
 import specux
 from specux._backends.cpu import stft as stft_module
 from specux._backends.cpu.stft import _fit, _overlap_add, _window_sumsquare
-from specux.ops.stft import istft_validate
+from specux._spec.stft import istft_validate
 
 
 def whole_signal_istft(D: np.ndarray, **kw) -> np.ndarray:

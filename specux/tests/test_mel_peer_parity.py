@@ -9,8 +9,8 @@ import pytest
 
 import specux
 from specux._reference import mel as ref
+from specux._spec.features import mel_validate
 from specux.errors import EmptyFilterWarning
-from specux.ops.mel import mel_validate
 
 librosa = pytest.importorskip("librosa")
 SR = 16000

@@ -103,7 +103,7 @@ def test_istft_on_opencl_is_the_cpu_backends(opencl, case, extra):
     want = specux.istft(D, length=length, backend="cpu", **kw)
     # where the squared-window sum is tiny the division magnifies rounding: compare only where it is not
     from specux._backends.cpu.stft import _window_sumsquare
-    from specux.ops.stft import istft_validate
+    from specux._spec.stft import istft_validate
 
     p = istft_validate(D, length=length, **kw)
     wsum = _window_sumsquare(p)

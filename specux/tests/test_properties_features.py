@@ -26,11 +26,10 @@ from specux._reference import chroma as ref_chroma
 from specux._reference import mel as ref_mel
 from specux._reference import stft as ref_stft
 from specux._reference.convolve import fftconvolve as direct_convolve
+from specux._spec.convolve import fftconvolve_validate
+from specux._spec.features import lfcc_validate, mel_validate, mfcc_validate
+from specux._spec.stft import stft_validate
 from specux.errors import EmptyFilterWarning
-from specux.ops.cepstral import lfcc_validate, mfcc_validate
-from specux.ops.convolve import fftconvolve_validate
-from specux.ops.mel import mel_validate
-from specux.ops.stft import stft_validate
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given  # noqa: E402

@@ -21,8 +21,8 @@ import pytest
 
 import specux
 from specux._reference import stft as ref
+from specux._spec.stft import istft_validate, stft_validate
 from specux.errors import NolaError
-from specux.ops.stft import istft_validate, stft_validate
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import assume, given  # noqa: E402

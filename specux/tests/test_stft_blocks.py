@@ -14,8 +14,8 @@ import scipy.fft
 import specux
 from specux._backends.cpu import stft as stft_module
 from specux._backends.cpu.stft import _frames
+from specux._spec.stft import stft_validate
 from specux._validate import PAD_MODES
-from specux.ops.stft import stft_validate
 
 
 def whole_signal_stft(y: np.ndarray, **kw) -> np.ndarray:

@@ -12,8 +12,8 @@ import pytest
 from specux._backends.cpu import adjoint_stft as _adjoint_stft
 from specux._backends.cpu import stft as stft_module
 from specux._backends.cpu.adjoint_stft import frames_adjoint, frames_to_signal, spectrum_tf
+from specux._spec.stft import stft_validate
 from specux._validate import PAD_MODES
-from specux.ops.stft import stft_validate
 
 FRAMES = [(512, 160, None), (511, 100, None), (64, 16, 33), (300, 299, None), (8, 20, None), (256, 64, None)]
 LENGTHS = [5, 64, 65, 300, 4001]

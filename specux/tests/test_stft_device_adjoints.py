@@ -21,7 +21,7 @@ from specux._backends.cpu.adjoint_stft import istft_adjoint as cpu_istft_adjoint
 from specux._backends.cpu.adjoint_stft import spectrum_adjoint, stft_backward
 from specux._runtime import device_array as da
 from specux._runtime import spectral_exec as sx
-from specux.ops.stft import istft_validate, stft_validate
+from specux._spec.stft import istft_validate, stft_validate
 
 rng = np.random.default_rng(20261203)
 #: relative mismatch allowed in the dot-product test, by precision

@@ -28,8 +28,8 @@ import specux
 from specux._backends.cpu.stft import _power_tf
 from specux._runtime import device_array as da
 from specux._runtime import spectral_exec as sx
+from specux._spec.stft import stft_validate
 from specux.errors import NolaError
-from specux.ops.stft import stft_validate
 
 rng = np.random.default_rng(20261202)
 

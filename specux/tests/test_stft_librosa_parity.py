@@ -9,7 +9,7 @@ import pytest
 
 import specux
 from specux._reference import stft as ref
-from specux.ops.stft import istft_validate, stft_validate
+from specux._spec.stft import istft_validate, stft_validate
 
 librosa = pytest.importorskip("librosa")
 

@@ -14,8 +14,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import specux.torch  # noqa: E402
+from specux._spec.features import dct_matrix  # noqa: E402
 from specux.filters import mel as mel_bank  # noqa: E402
-from specux.ops.cepstral import dct_matrix  # noqa: E402
 
 ops = torch.ops.specux
 SR = 4000.0
@@ -94,7 +94,7 @@ def _constants_cases():
     """(forward op, gradients op, tensor arguments, other arguments, needs) per op with constant gradients."""
     from specux._backends.cpu.cqt import octave_bases, vqt_plan
     from specux._filters.linear import linear
-    from specux.ops.cqt import validate_vqt
+    from specux._spec.cqt import validate_vqt
 
     y, w = _signal().detach(), _window(64).detach()
     basis = torch.tensor(np.array(mel_bank(sr=SR, n_fft=64, n_mels=12), dtype=np.float64))
@@ -181,7 +181,7 @@ def test_trainable_modules_learn(module, names) -> None:
 @pytest.mark.parametrize("res_type", [None, "soxr_hq"])
 def test_constant_q_weights(res_type) -> None:
     from specux._backends.cpu.cqt import octave_bases, vqt_plan
-    from specux.ops.cqt import validate_vqt
+    from specux._spec.cqt import validate_vqt
 
     y = _signal(400)
     kw = dict(intervals="equal", gamma=0, tuning=0.0, window="hann", pad_mode="constant", dtype=None)

@@ -318,7 +318,7 @@ def test_nonlinear_ops_refuse_double_backward(name: str) -> None:
 def test_soxr_cases_go_through_the_resampler() -> None:
     """The soxr cases above do what they claim: octaves at two rates, early downsampling by 2 and by 8."""
     from specux._backends.cpu.cqt import vqt_plan
-    from specux.ops.cqt import validate_vqt
+    from specux._spec.cqt import validate_vqt
 
     y = signal(n=400).numpy()
     kw = dict(intervals="equal", gamma=0, tuning=0.0, window="hann", pad_mode="constant", dtype=None)

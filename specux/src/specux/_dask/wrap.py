@@ -218,8 +218,8 @@ def _check_ints(op: str, **values: Any) -> None:
 
 def _mel_frames(op: str, args: dict) -> tuple[int, int, str]:
     """``(n_fft, hop, pad_mode)`` of melspectrogram / mfcc, resolved as
-    :func:`specux.ops.mel.mel_validate` does."""
-    from specux.ops.mel import resolve
+    :func:`specux._spec.features.mel_validate` does."""
+    from specux._spec.features import resolve
 
     compat = args["compat"]
     n_fft = resolve(compat, "n_fft", args["n_fft"])
@@ -259,7 +259,7 @@ def _mfcc(op: str, args: dict) -> Any:
         n_fft, hop, _ = _mel_frames(op, args)
         return framed(op, "y", args, n_fft=n_fft, hop=hop, center=args["center"], pad_mode="constant")
     probe(op, "y", args, _sample(y.dtype, 4096))  # every argument checked before anything is built
-    from specux.ops.mel import resolve
+    from specux._spec.features import resolve
 
     compat = args["compat"]
     mel_names = ("sr", "n_fft", "hop_length", "win_length", "window", "center", "pad_mode", "power", "n_mels")
@@ -415,7 +415,7 @@ def _vqt_params(op: str, args: dict, dtype: Any) -> Any:
     """The :class:`specux._validate.VqtParams` of a constant-Q call with a given tuning (checked already)."""
     import inspect
 
-    from specux.ops.cqt import validate_vqt
+    from specux._spec.cqt import validate_vqt
 
     names = (
         "sr", "hop_length", "fmin", "n_bins", "intervals", "gamma", "bins_per_octave", "tuning",

@@ -258,10 +258,10 @@ class GriffinLimCqtParams:
 def griffinlim_cqt(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: GriffinLimCqtParams) -> DeviceArray:
     """Fast Griffin-Lim over the device's icqt and vqt: each iteration uploads the estimate, inverts it and
     transforms the signal again on the device (the signal never leaves it), downloads the responses and
-    projects them on the host with the CPU's loop (:func:`specux.ops._phase_retrieval.fast_griffin_lim`,
+    projects them on the host with the CPU's loop (:func:`specux._phase_retrieval.fast_griffin_lim`,
     the same order of operations); the last estimate is inverted on the device."""
+    from specux import _phase_retrieval
     from specux._runtime import cq_exec
-    from specux.ops import _phase_retrieval
 
     (S_dev,) = inputs
     S = da.download(rt, S_dev)

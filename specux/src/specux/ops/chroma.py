@@ -13,9 +13,9 @@ from specux._dispatch import prepare
 from specux._filters.chroma import chroma as chroma_filter
 from specux._filters.constant_q import check_chroma_window, cq_to_chroma
 from specux._normalize import normalize
+from specux._spec.stft import stft_validate
 from specux._torch_hook import torch_route
 from specux.ops.cqt import cqt
-from specux.ops.stft import stft_validate
 from specux.ops.tuning import estimate_tuning, magnitude_spectrogram
 
 __all__ = ["chroma_cqt", "chroma_stft"]
@@ -350,7 +350,7 @@ def _chroma_cqt_device(
     parameters the cpu path gives :func:`specux.cqt`, or a given magnitude ``C``, folded, thresholded and
     normalised on the device. ``tuning=None`` is estimated on the host from host input, as cqt does."""
     from specux._runtime.cq_exec import ChromaCqtParams
-    from specux.ops.cqt import validate_vqt, warn_if_short
+    from specux._spec.cqt import validate_vqt, warn_if_short
 
     accepted = tuple(sorted(chosen.dtypes & {"float32", "float64"}))
     if from_signal:

@@ -12,10 +12,9 @@ import numpy as np
 import scipy.fft
 import scipy.optimize
 
-from specux import _arrays, _validate
+from specux import _arrays, _phase_retrieval, _validate
 from specux._backends import registry
 from specux.errors import UnsupportedOperationError, user_stacklevel
-from specux.ops import _phase_retrieval
 from specux.ops.stft import istft, stft
 
 __all__ = ["griffinlim", "mel_to_audio", "mel_to_stft", "mfcc_to_audio", "mfcc_to_mel"]
@@ -49,7 +48,7 @@ def _refuse_grad(x: Any, public: str, why: str) -> None:
 def _fast_cpu_loop(
     S: np.ndarray, angles: np.ndarray, ip: Any, sp: Any, n_iter: int, momentum: float, eps: float
 ) -> np.ndarray:
-    """:func:`specux.ops._phase_retrieval.fast_griffin_lim` on the cpu backend's own stft / istft, with the
+    """:func:`specux._phase_retrieval.fast_griffin_lim` on the cpu backend's own stft / istft, with the
     momentum and the projection fused into the stft.
 
     Both transforms run with parameters resolved once (no validation or dispatch per iteration), and the

@@ -29,6 +29,7 @@ import torch
 from torch import Tensor, nn
 
 import specux
+from specux._spec.stft import stft_validate
 from specux.errors import UnsupportedOperationError
 from specux.torch import _ops, _ops_device
 from specux.torch._ops_cq import (
@@ -172,7 +173,7 @@ class STFT(nn.Module):
         kwargs = _factory(self, kwargs, ("window",))
         a = _merge("STFT", specux.stft, kwargs, skip=("dtype",))
         # center is checked by the op when called (the stand-in signal of one frame is one either way)
-        p = specux.ops.stft.stft_validate(
+        p = stft_validate(
             np.zeros(max(a["n_fft"], 1)),
             window=_window_spec(a["window"]),
             **{**STFT_ARGS.from_public(a), "center": True},
@@ -240,7 +241,7 @@ class ISTFT(nn.Module):
 def _mel_args(cls_name: str, fn: Any, kwargs: dict[str, Any], skip: tuple[str, ...] = ()) -> tuple[dict, Any]:
     """Merged arguments and the resolved MelParams (built on a stand-in signal of one frame)."""
     a = _merge(cls_name, fn, kwargs, skip)
-    from specux.ops.mel import mel_validate, resolve
+    from specux._spec.features import mel_validate, resolve
 
     n_fft = resolve(a["compat"], "n_fft", a["n_fft"])
     # mfcc's bank normalisation is its mel_norm (its norm is the DCT's)
@@ -322,8 +323,7 @@ class MFCC(nn.Module):
         super().__init__()
         kwargs = _factory(self, kwargs, ("window", "mel_basis", "dct"))
         a, p = _mel_args("MFCC", specux.mfcc, kwargs)
-        from specux.ops.cepstral import dct_matrix
-        from specux.ops.mel import resolve
+        from specux._spec.features import dct_matrix, resolve
 
         self.args = a
         self.n_mfcc = resolve(a["compat"], "n_mfcc", a["n_mfcc"])
@@ -716,7 +716,7 @@ class GriffinLim(nn.Module):
         return frames.transpose(-1, -2)
 
     def forward(self, specgram: Tensor) -> Tensor:
-        from specux.ops._phase_retrieval import fast_griffin_lim
+        from specux._phase_retrieval import fast_griffin_lim
 
         if specgram.dim() < 2 or specgram.shape[-2] != self.n_fft // 2 + 1:
             raise ValueError(

@@ -14,7 +14,7 @@ from torch import Tensor
 
 from specux import _validate
 from specux._backends.cpu.convolve import _fftconvolve_numpy
-from specux.ops.convolve import fftconvolve_validate
+from specux._spec.convolve import fftconvolve_validate
 from specux.torch._convert import check_cpu, numpy_of, tensor_of
 
 _TORCH = {

@@ -23,8 +23,8 @@ from specux._backends.cpu.stft import _stft_numpy
 from specux._filters.chroma import chroma as chroma_filter
 from specux._filters.constant_q import cq_to_chroma
 from specux._normalize import normalize
+from specux._spec.cqt import validate_vqt, warn_if_short
 from specux._validate import VqtParams
-from specux.ops.cqt import validate_vqt, warn_if_short
 from specux.torch._convert import check_cpu, complex_of, numpy_of, tensor_of
 from specux.torch._params import OpArguments, decode_spec, is_fake, signature_without, stft_params
 from specux.torch._signal_op import (
@@ -51,7 +51,7 @@ def _signal(y: Tensor, public: str) -> tuple[np.ndarray, bool]:
 def validated_vqt(
     y: Tensor, public: str, *, device: bool = False, tuning: float | None, window: str, intervals, **kw
 ) -> VqtParams:
-    """:func:`~specux.ops.cqt.validate_vqt` of the op's arguments (by name), for a possibly fake ``y``
+    """:func:`~specux._spec.cqt.validate_vqt` of the op's arguments (by name), for a possibly fake ``y``
     (``device``: the checks of the functional API's device path)."""
     x, fake = _signal(y, public)
     _, p = validate_vqt(

@@ -38,8 +38,8 @@ from specux._runtime import cq_exec, icq_exec
 from specux._runtime import device_array as da
 from specux._runtime import feature_exec as fe
 from specux._runtime import spectral_exec as se
+from specux._spec.cqt import warn_if_short
 from specux.errors import UnsupportedOperationError
-from specux.ops.cqt import warn_if_short
 from specux.torch import _ops_icqt
 from specux.torch._convert import complex_of, real_of
 from specux.torch._device_op import DeviceRecipe, define_device_op

@@ -38,9 +38,9 @@ from specux._runtime import cq_exec
 from specux._runtime import device_array as da
 from specux._runtime import feature_exec as fe
 from specux._runtime import spectral_exec as se
+from specux._spec.cqt import warn_if_short
 from specux._validate import ChromaParams, frame_norm
 from specux.errors import UnsupportedOperationError
-from specux.ops.cqt import warn_if_short
 from specux.torch._convert import numpy_of
 from specux.torch._device_op import _TORCH_DTYPES, DeviceRecipe, define_device_op
 from specux.torch._ops_cq import (

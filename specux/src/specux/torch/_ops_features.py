@@ -18,9 +18,8 @@ from torch import Tensor
 
 from specux._backends.cpu import adjoint_features as _adjoint_features
 from specux._backends.cpu.features import _melspectrogram_numpy, _mfcc_numpy
+from specux._spec.features import lfcc_validate, mel_validate, mfcc_validate
 from specux._validate import CepstralParams, MelParams
-from specux.ops.cepstral import lfcc_validate, mfcc_validate
-from specux.ops.mel import mel_validate
 from specux.torch._convert import check_cpu, numpy_of
 from specux.torch._params import OpArguments, decode_spec, is_fake, same_dtype, window_array
 from specux.torch._signal_op import define_signal_op
@@ -61,9 +60,9 @@ def mel_params(
     public: str = "melspectrogram",
     **kw: Any,
 ) -> MelParams:
-    """:func:`specux.ops.mel.mel_validate` (the functional API's checks and defaults) for a signal (``kw``:
-    specux::melspectrogram's other arguments by name, :data:`MEL_ARGS`), with the window / bank tensors in
-    place of the derived ones where given."""
+    """:func:`specux._spec.features.mel_validate` (the functional API's checks and defaults) for a signal
+    (``kw``: specux::melspectrogram's other arguments by name, :data:`MEL_ARGS`), with the window / bank
+    tensors in place of the derived ones where given."""
     p = mel_validate(
         y,
         from_spectrogram=False,
@@ -178,7 +177,7 @@ def mfcc_params(
     mel_norm: str | None,
     **kw: Any,
 ) -> CepstralParams:
-    """:func:`specux.ops.cepstral.mfcc_validate` (the functional API's checks and defaults) for a signal
+    """:func:`specux._spec.features.mfcc_validate` (the functional API's checks and defaults) for a signal
     (``kw``: specux::mfcc's other arguments by name, :data:`MFCC_ARGS`), with the window / bank / DCT tensors
     in place of the derived ones where given."""
     p = mfcc_validate(
@@ -257,8 +256,9 @@ def lfcc_params(
     window_spec: str,
     **kw: Any,
 ) -> CepstralParams:
-    """:func:`specux.ops.cepstral.lfcc_validate` for a signal (``kw``: specux::lfcc's other arguments by name,
-    :data:`LFCC_ARGS`), with the window / bank / DCT tensors in place of the derived ones where given."""
+    """:func:`specux._spec.features.lfcc_validate` for a signal (``kw``: specux::lfcc's other arguments by
+    name, :data:`LFCC_ARGS`), with the window / bank / DCT tensors in place of the derived ones where
+    given."""
     p = lfcc_validate(y, window=decode_spec(window_spec), **kw)
     return _cepstral_with_tensors(p, window, basis, dct, "lfcc")
 

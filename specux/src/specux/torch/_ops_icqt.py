@@ -16,7 +16,7 @@ from torch import Tensor
 
 from specux import _validate
 from specux._backends.cpu.icqt import icqt_adjoint, icqt_cpu
-from specux.ops.inverse_cq import validate_icqt
+from specux._spec.icqt import validate_icqt
 from specux.torch._convert import check_cpu, numpy_of, real_of, tensor_of
 from specux.torch._params import decode_spec, encode_spec
 from specux.torch._signal_op import op_from_signature

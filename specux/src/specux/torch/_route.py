@@ -27,10 +27,10 @@ import torch
 from torch import Tensor
 
 from specux import _validate
+from specux._spec.features import COMPATS as _COMPATS
+from specux._spec.features import DCT_NORMS as _DCT_NORMS
+from specux._spec.features import DCT_TYPES as _DCT_TYPES
 from specux.errors import UnsupportedOperationError, user_stacklevel
-from specux.ops.cepstral import DCT_NORMS as _DCT_NORMS
-from specux.ops.cepstral import DCT_TYPES as _DCT_TYPES
-from specux.ops.mel import COMPATS as _COMPATS
 from specux.torch import _fft, _ops, _ops_cq, _ops_device, _ops_icqt
 from specux.torch._device_op import DEVICE_BACKENDS
 from specux.torch._ops_features import LFCC_ARGS, MEL_ARGS, MFCC_ARGS
@@ -281,7 +281,7 @@ def _mel_n_fft(compat: str | None, n_fft: int | None) -> int:
     """The FFT length a mel-family call will use (its ``None`` default follows ``compat``)."""
     if n_fft is not None:
         return n_fft
-    from specux.ops.mel import resolve
+    from specux._spec.features import resolve
 
     return resolve(compat, "n_fft", None)
 
@@ -297,7 +297,7 @@ def melspectrogram(y, *, S, window, backend, **kw):
         # itself
         _refuse_given("melspectrogram", "S", backend)
         _check_backend(S, backend, "melspectrogram", "melspectrogram")
-        from specux.ops.mel import mel_validate
+        from specux._spec.features import mel_validate
 
         p = mel_validate(S, from_spectrogram=True, window=window, **MEL_ARGS.from_public(kw))
         return _bank_of_spectrogram(S, p.basis)
@@ -313,8 +313,7 @@ def mfcc(y, *, S, window, backend, **kw):
         # a given log-power spectrogram only meets the DCT matrix: a product torch differentiates itself
         _refuse_given("mfcc", "S", backend)
         _check_backend(S, backend, "mfcc", "mfcc")
-        from specux.ops.cepstral import dct_matrix
-        from specux.ops.mel import resolve
+        from specux._spec.features import dct_matrix, resolve
 
         n = resolve(kw["compat"], "n_mfcc", kw["n_mfcc"])
         if n > S.shape[-2]:
