@@ -9,10 +9,10 @@ import numpy as np
 
 from specux import _arrays, _dispatch, _validate
 from specux._backend_doc import backends_doc
+from specux._backends.cpu.chroma import chroma_from_cq, chroma_from_power
 from specux._dispatch import prepare
 from specux._filters.chroma import chroma as chroma_filter
 from specux._filters.constant_q import check_chroma_window, cq_to_chroma
-from specux._normalize import normalize
 from specux._spec.stft import stft_validate
 from specux._torch_hook import torch_route
 from specux.ops.cqt import cqt
@@ -130,9 +130,7 @@ def chroma_stft(
     )
     if tuning is None:
         tuning = estimate_tuning(S=power, sr=sr, bins_per_octave=n_chroma)
-    bank = bank_for(n_fft, tuning)
-    raw = np.matmul(bank.astype(np.result_type(bank.dtype, power.dtype), copy=False), power)
-    return _arrays.like(normalize(raw, norm=norm, axis=-2), src)
+    return _arrays.like(chroma_from_power(power, bank_for(n_fft, tuning), norm), src)
 
 
 def _host_copy(a: Any) -> np.ndarray:
@@ -324,10 +322,7 @@ def chroma_cqt(
     fold = cq_to_chroma(
         mag.shape[-2], bins_per_octave=bins_per_octave, n_chroma=n_chroma, fmin=fmin, window=window
     )
-    chroma = np.matmul(fold.astype(np.result_type(fold.dtype, mag.dtype), copy=False), mag)
-    if threshold is not None:
-        chroma[chroma < threshold] = 0.0
-    return _arrays.like(normalize(chroma, norm=norm, axis=-2), src)
+    return _arrays.like(chroma_from_cq(mag, fold, threshold, norm), src)
 
 
 def _chroma_cqt_device(

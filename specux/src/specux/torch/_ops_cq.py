@@ -15,14 +15,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from specux._backends.cpu import adjoint_chroma
 from specux._backends.cpu import adjoint_cq as _adjoint_cq
-from specux._backends.cpu.adjoint_features import normalize_backward, power_grad
-from specux._backends.cpu.adjoint_stft import spectrum_adjoint, spectrum_tf
+from specux._backends.cpu.chroma import chroma_from_cq, chroma_from_power
 from specux._backends.cpu.cqt import octave_bases, output_frames, vqt_plan
 from specux._backends.cpu.stft import _stft_numpy
 from specux._filters.chroma import chroma as chroma_filter
 from specux._filters.constant_q import cq_to_chroma
-from specux._normalize import normalize
 from specux._spec.cqt import validate_vqt, warn_if_short
 from specux._validate import VqtParams
 from specux.torch._convert import check_cpu, complex_of, numpy_of, tensor_of
@@ -360,19 +359,12 @@ CHROMA_STFT_ARGS = OpArguments.of(_chroma_stft_signature, 4)
 
 def _chroma_stft_forward(x, parts):
     _, power, B, norm = parts
-    raw = np.matmul(B.astype(np.result_type(B.dtype, power.dtype), copy=False), power)
-    return normalize(raw, norm=norm, axis=-2)
+    return chroma_from_power(power, B, norm)
 
 
 def _chroma_stft_backward(g, x, parts):
     p, power, B, norm = parts
-    Bc = B.astype(np.result_type(B.dtype, power.dtype), copy=False)
-    raw = np.matmul(Bc, power)
-    g_raw = normalize_backward(raw, g, norm, axis=-2)
-    gP = np.matmul(Bc.T, g_raw).astype(power.dtype, copy=False)  # (..., F, T)
-    X = spectrum_tf(x, p)  # (B, T, F)
-    gX = power_grad(X, gP.reshape(-1, *gP.shape[-2:]).swapaxes(-1, -2), 2.0)
-    return spectrum_adjoint(gX, p).reshape(x.shape).astype(p.dtype, copy=False)
+    return adjoint_chroma.chroma_stft_backward(g, x, p, power, B, norm)
 
 
 chroma_stft, chroma_stft_backward = define_signal_op(
@@ -438,10 +430,6 @@ def _chroma_cqt_parts(
     return p, bases, M
 
 
-def _fold(M: np.ndarray, mag: np.ndarray) -> np.ndarray:
-    return np.matmul(M.astype(np.result_type(M.dtype, mag.dtype), copy=False), mag)
-
-
 def _chroma_cqt_signature(
     y: Tensor,
     weights: list[Tensor],
@@ -473,9 +461,7 @@ def _chroma_cqt(y: Tensor, weights: list[Tensor], fold: Tensor | None, *args: An
     p, bases, M = _chroma_cqt_parts(y, weights, fold, **a)
     warn_if_short(int(y.shape[-1]), p, "chroma_cqt")
     C = _adjoint_cq.forward(numpy_of(y), p, bases)
-    chroma = _fold(M, np.abs(C))
-    chroma[chroma < a["threshold"]] = 0.0
-    return tensor_of(normalize(chroma, norm=a["norm"], axis=-2))
+    return tensor_of(chroma_from_cq(np.abs(C), M, a["threshold"], a["norm"]))
 
 
 _chroma_cqt.__doc__ = _chroma_cqt_signature.__doc__
@@ -497,15 +483,7 @@ def _chroma_cqt_backward(grad, y, weights, fold, *args) -> Tensor:
     threshold, norm = a["threshold"], a["norm"]
     p, bases, M = _chroma_cqt_parts(y, weights, fold, **a)
     x = numpy_of(y)
-    C = _adjoint_cq.forward(x, p, bases)
-    mag = np.abs(C)
-    chroma = _fold(M, mag)
-    kept = chroma >= threshold
-    chroma[~kept] = 0.0
-    g = normalize_backward(chroma, numpy_of(grad), norm, axis=-2) * kept
-    gmag = np.matmul(M.astype(g.dtype, copy=False).T, g).astype(mag.dtype, copy=False)
-    gC = np.where(mag > 0, gmag * C / np.where(mag > 0, mag, 1), 0)
-    return tensor_of(_adjoint_cq.adjoint(gC, x.shape[-1], p, bases).astype(x.dtype, copy=False), x)
+    return tensor_of(adjoint_chroma.chroma_cqt_backward(numpy_of(grad), x, p, bases, M, threshold, norm), x)
 
 
 chroma_cqt_backward = op_from_signature(
