@@ -59,6 +59,34 @@ def make_clip():
     return synthetic_clip
 
 
+@pytest.fixture
+def backend_param_runs(request):
+    """Skip a case whose ``backend`` parameter cannot run here, or fail it where ``VIDMAG_REQUIRE_BACKENDS``
+    names that backend (a ``skipif`` mark on the parameter would skip a required backend without a word).
+    Modules whose cases are parametrised by ``backend`` use it through
+    ``pytestmark = pytest.mark.usefixtures("backend_param_runs")``."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and "backend" in callspec.params:
+        require_backend_or_skip(callspec.params["backend"])
+
+
+@pytest.fixture
+def make_clip_file(tmp_path):
+    """``make_clip_file(T, H, W) -> path``: :func:`synthetic_clip` of that size encoded losslessly
+    (``quality=0``) into ``clip.mp4`` in the test's temporary directory."""
+
+    def make(T: int, H: int, W: int) -> str:
+        from vidmag import io
+
+        path = str(tmp_path / "clip.mp4")
+        with io.VideoWriter(path, width=W, height=H, fps=30, quality=0) as writer:
+            for frame in synthetic_clip(T=T, H=H, W=W):
+                writer.write(frame)
+        return path
+
+    return make
+
+
 @pytest.fixture(scope="session")
 def clip() -> np.ndarray:
     """24 frames of 48 x 64 (the synthetic clip)."""

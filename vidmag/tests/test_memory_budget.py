@@ -23,13 +23,8 @@ TINY = tiles.OVERHEAD_BYTES + 60_000
 
 
 @pytest.fixture
-def clip_file(tmp_path, make_clip):
-    path = str(tmp_path / "clip.mp4")
-    frames = make_clip(T=20, H=48, W=64)
-    with io.VideoWriter(path, width=64, height=48, fps=30, quality=0) as writer:
-        for frame in frames:
-            writer.write(frame)
-    return path
+def clip_file(make_clip_file):
+    return make_clip_file(T=20, H=48, W=64)
 
 
 def _frames(path):

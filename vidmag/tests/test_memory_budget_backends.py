@@ -12,7 +12,6 @@ import pytest
 
 import vidmag
 from vidmag import _out_of_core, io, tiles
-from vidmag.backend import registry
 from vidmag.files import magnify_file
 from vidmag.params import make_plan
 
@@ -21,20 +20,15 @@ PARAMS = dict(alpha=10.0, lambda_c=8.0, fl=0.5, fh=3.0, chrom_attenuation=0.5)
 #: Just above the fixed overhead: no whole-clip stack fits, which forces the bounded route.
 TINY = tiles.OVERHEAD_BYTES + 1000
 
-BACKENDS = [
-    pytest.param(name, marks=pytest.mark.skipif(registry.unavailable_reason(name) is not None,
-                                                reason=f"{name}: {registry.unavailable_reason(name)}"))
-    for name in ("opencl", "torch", "vulkan")
-]
+BACKENDS = ["opencl", "torch", "vulkan"]
+
+# a backend that cannot run here skips its cases, or fails them where VIDMAG_REQUIRE_BACKENDS names it
+pytestmark = pytest.mark.usefixtures("backend_param_runs")
 
 
 @pytest.fixture
-def clip_file(tmp_path, make_clip):
-    path = str(tmp_path / "clip.mp4")
-    with io.VideoWriter(path, width=56, height=40, fps=30, quality=0) as writer:
-        for frame in make_clip(T=16, H=40, W=56):
-            writer.write(frame)
-    return path
+def clip_file(make_clip_file):
+    return make_clip_file(T=16, H=40, W=56)
 
 
 def _frames(path):
@@ -109,9 +103,7 @@ def test_every_backend_has_laplacian_ideals_route():
 
 
 def _phase(pipeline, backend, **params):
-    reason = registry.unavailable_reason(backend)
-    return pytest.param(pipeline, backend, dict(alpha=10.0, fl=0.5, fh=3.0, sigma=2.0, **params),
-                        marks=pytest.mark.skipif(reason is not None, reason=f"{backend}: {reason}"))
+    return pytest.param(pipeline, backend, dict(alpha=10.0, fl=0.5, fh=3.0, sigma=2.0, **params))
 
 
 PHASE = [_phase("riesz_ideal", "opencl"), _phase("riesz_ideal", "torch"),
@@ -147,11 +139,12 @@ def test_phase_pipeline_under_auto_follows_the_same_rule(tmp_path, clip_file, mo
     assert not (tmp_path / "x.mp4").exists()
 
 
-@pytest.mark.skipif(registry.unavailable_reason("opencl") is not None, reason="opencl unavailable")
-def test_cli_memory_on_a_device_backend(tmp_path, clip_file, capsys, monkeypatch):
+def test_cli_memory_on_a_device_backend(tmp_path, clip_file, capsys, monkeypatch, require_backend):
     """`vidmag magnify --memory` takes laplacian_ideal's and riesz_ideal's routes on opencl; below the phase
     route's floor riesz_ideal is refused with the memory error (exit status 2), writing nothing."""
     from vidmag.cli import main
+
+    require_backend("opencl")
 
     out_dir = tmp_path / "out"
     out_dir.mkdir()

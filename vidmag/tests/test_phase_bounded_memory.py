@@ -55,12 +55,8 @@ def test_on_disk_equals_in_memory_byte_for_byte(tmp_path, make_clip, small_block
 
 
 @pytest.fixture
-def clip_file(tmp_path, make_clip):
-    path = str(tmp_path / "clip.mp4")
-    with io.VideoWriter(path, width=W, height=H, fps=30, quality=0) as writer:
-        for frame in make_clip(T=T, H=H, W=W):
-            writer.write(frame)
-    return path
+def clip_file(make_clip_file):
+    return make_clip_file(T=T, H=H, W=W)
 
 
 def _budget_between(pipeline, params):

@@ -12,12 +12,13 @@ import pytest
 
 import vidmag
 from vidmag import _out_of_core, io, tiles
-from vidmag.backend import registry
 from vidmag.files import magnify_file
 from vidmag.params import make_plan
 
 # random small clips at alpha 10 clip a little; the warning is test_pipelines_saturation.py's subject
-pytestmark = pytest.mark.filterwarnings("ignore::vidmag.pipelines.SaturationWarning")
+# (and a backend that cannot run here skips its cases, or fails them where VIDMAG_REQUIRE_BACKENDS names it)
+pytestmark = [pytest.mark.filterwarnings("ignore::vidmag.pipelines.SaturationWarning"),
+              pytest.mark.usefixtures("backend_param_runs")]
 
 T, H, W = 16, 40, 56
 
@@ -27,9 +28,7 @@ STEERABLE = dict(alpha=10.0, fl=0.5, fh=3.0, sigma=2.0, orientations=4, bands_pe
 
 
 def _case(pipeline, backend, params):
-    reason = registry.unavailable_reason(backend)
-    return pytest.param(pipeline, backend, params, id=f"{pipeline}-{backend}",
-                        marks=pytest.mark.skipif(reason is not None, reason=f"{backend}: {reason}"))
+    return pytest.param(pipeline, backend, params, id=f"{pipeline}-{backend}")
 
 
 #: Every float32 backend here that runs a phase ideal pipeline (cuda and metal run riesz_ideal through the
@@ -71,12 +70,8 @@ def test_phase_on_device_equals_the_backends_in_memory_run(tmp_path, make_clip, 
 
 
 @pytest.fixture
-def clip_file(tmp_path, make_clip):
-    path = str(tmp_path / "clip.mp4")
-    with io.VideoWriter(path, width=W, height=H, fps=30, quality=0) as writer:
-        for frame in make_clip(T=T, H=H, W=W):
-            writer.write(frame)
-    return path
+def clip_file(make_clip_file):
+    return make_clip_file(T=T, H=H, W=W)
 
 
 def _budget_between(pipeline, backend, params):
