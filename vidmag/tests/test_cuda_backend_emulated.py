@@ -6,9 +6,9 @@ memory" is host memory and whose ``cuLaunchKernel`` decodes the ``kernelParams``
 array of pointers to each argument's bytes) and runs the OpenCL build of the same template on PoCL with those
 arguments, over the same grid and blocks. This checks vidmag's and kernelkit's side of the launch path: the
 pinned staging and the asynchronous copies, table uploads, scratch and stream-ordered allocation, the argument
-array (order, pointer values, scalar types and sizes), the 2-D grid, and the pipelines and streams over the
-shared host code. It cannot check the real driver or the arithmetic of NVIDIA's compiler (contractions into
-FMAs), which only ``scripts/dev/gpu_check.sh`` on a GPU can.
+array (order, pointer values, scalar types and sizes), the 2-D and 3-D grids, and the pipelines and streams
+over the shared host code. It cannot check the real driver or the arithmetic of NVIDIA's compiler
+(contractions into FMAs), which only ``scripts/dev/gpu_check.sh`` on a GPU can.
 """
 
 # the emulation must use the driver API's own names (cuLaunchKernel, CUstream_flags, ...)
@@ -30,7 +30,7 @@ from kernelkit import cuda as cuda_rt
 from kernelkit.program import LaunchConfig
 from vidmag import pipelines
 from vidmag.backend import registry
-from vidmag.backend.kernels.templates import GROUP, program
+from vidmag.backend.kernels.templates import GRID_KERNELS, GROUP, program
 
 # the shared helpers (vidmag/tests/_backend_support.py), by path: pytest imports with --import-mode=importlib
 _SUPPORT = Path(__file__).with_name("_backend_support.py")
@@ -46,6 +46,11 @@ PIPELINES = ("laplacian_iir", "laplacian_butterworth", "laplacian_ideal", "gauss
 STREAMING = ("laplacian_iir", "laplacian_butterworth")
 _FORMATS = {"int": "<i", "u32": "<I", "f32": "<f"}
 
+
+
+def _renders(fake) -> int:
+    """Render launches so far: the flat kernel, or the 3-D grid one where a row is whole words."""
+    return fake.launches.get("render", 0) + fake.launches.get("render_grid", 0)
 
 class _Result(enum.Enum):
     CUDA_SUCCESS = 0
@@ -216,7 +221,8 @@ class _Driver:
         name = function.name
         prog = program(name, "opencl")
         signature = prog.signature(name)
-        assert (gz, by, bz, shared, extra) == (1, 1, 1, 0, 0) and bx == GROUP
+        grid_kernel = name in GRID_KERNELS  # x along a row, y the row, z the frame
+        assert (by, bz, shared, extra) == (1, 1, 0, 0) and bx == GROUP and (grid_kernel or gz == 1)
         self._current("cuLaunchKernel")
         self.streams.add(stream)
         n = len(signature.params)
@@ -230,9 +236,16 @@ class _Driver:
             else:
                 raw = bytes((ctypes.c_uint8 * 8).from_address(int(where)))
                 args.append(struct.unpack_from(_FORMATS[p.kind], raw)[0])
-        total = args[-1]
-        assert gx * gy * GROUP >= total > (gx * gy - gx) * GROUP or gy == 1, "the grid covers total, no more"
-        self.cl.launch(self.cl.kernel(prog, name), LaunchConfig((gx, gy), (bx, by)), args)
+        if grid_kernel:
+            xs = args[-1]
+            assert gx * GROUP >= xs > (gx - 1) * GROUP, "the grid covers a row's items, no more"
+            config = LaunchConfig((gx, gy, gz), (bx, by, bz))
+        else:
+            total = args[-1]
+            covered = gx * gy * GROUP >= total > (gx * gy - gx) * GROUP or gy == 1
+            assert covered, "the grid covers total, no more"
+            config = LaunchConfig((gx, gy), (bx, by))
+        self.cl.launch(self.cl.kernel(prog, name), config, args)
         self.cl.synchronize()
         for a in args:
             if isinstance(a, cl.Buffer):
@@ -278,15 +291,15 @@ def test_whole_clip_and_stream_match_the_reference(pipeline, compat, emulated, m
     expected = vidmag.magnify(clip, fs=30.0, pipeline=pipeline, backend="cpu", compat=compat, **params)
     whole = vidmag.magnify(clip, fs=30.0, pipeline=pipeline, backend="cuda", compat=compat, **params)
     _within_one(whole, expected)
-    assert driver.launches.get("render", 0) >= 1 and driver.copies["htod"] and driver.copies["dtoh"]
+    assert _renders(driver) >= 1 and driver.copies["htod"] and driver.copies["dtoh"]
     if pipeline not in STREAMING:
         with pytest.raises(ValueError, match=rf"^{pipeline} cannot stream"):
             pipelines.open_stream(clip.shape[1:], fs=30.0, pipeline=pipeline, backend="cuda", compat=compat,
                                   **params)
         return
-    renders = driver.launches["render"]
+    renders = _renders(driver)
     streamed, reference = (_stream(clip, pipeline, name, compat, params) for name in ("cuda", "cpu"))
-    assert driver.launches["render"] >= renders + len(clip) - 1  # a render per frame after the first
+    assert _renders(driver) >= renders + len(clip) - 1  # a render per frame after the first
     _within_one(streamed, reference)
     # the MIT code's whole-clip run leaves an unread tail out; a live stream magnifies every frame
     assert len(streamed) == len(clip) and len(whole) <= len(clip)
@@ -313,11 +326,11 @@ def test_batches_carry_state_and_the_runtime_releases_everything(emulated, make_
     syncs = driver.syncs
     got = vidmag.magnify(clip, fs=30.0, pipeline="laplacian_iir", backend="cuda", **params)
     _within_one(got, vidmag.magnify(clip, fs=30.0, pipeline="laplacian_iir", backend="cpu", **params))
-    assert driver.launches["render"] >= 3
+    assert _renders(driver) >= 3
     # uploads (frames, tables) take two staging buffers in turn, each waited on through its own event; the
     # host waits for the whole stream only to read the render's bytes (and once at the end of the run)
     assert len(driver.events) == 2 and min(driver.events) >= 2
-    assert driver.syncs - syncs <= driver.launches["render"] + 2
+    assert driver.syncs - syncs <= _renders(driver) + 2
     rt = backend.operations.rt.runtime
     assert rt.sm == "sm_90" and driver.pinned
     backend.operations.rt._scratch.clear()

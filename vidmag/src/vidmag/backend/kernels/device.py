@@ -16,7 +16,7 @@ import numpy as np
 
 from kernelkit.dialects import Dialect
 from kernelkit.program import Kernel, LaunchConfig
-from vidmag.backend.kernels.templates import cover, program
+from vidmag.backend.kernels.templates import MAX_GROUPS, cover, cover_grid, program
 
 __all__ = ["TABLE_BYTES", "BatchedDevice", "DeviceArray", "KernelDevice"]
 
@@ -110,6 +110,21 @@ class KernelDevice:
         kernel = self.kernel(name)
         bound = [a.buffer if isinstance(a, DeviceArray) else a for a in args]
         self._enqueue(kernel, cover(total), [*bound, int(total)])
+
+    def launch_grid(self, name: str, xs: int, rows: int, frames: int, *args: Any) -> None:
+        """Launch kernel ``name`` of :data:`~vidmag.backend.kernels.templates.GRID_KERNELS` over ``xs`` items
+        along each of ``rows`` rows of ``frames`` frames (nothing when any is 0), in launches of at most
+        :data:`~vidmag.backend.kernels.templates.MAX_GROUPS` frames.
+
+        ``args`` in parameter order, without the trailing ``f0, xs``.
+        """
+        if xs <= 0 or rows <= 0 or frames <= 0:
+            return
+        kernel = self.kernel(name)
+        bound = [a.buffer if isinstance(a, DeviceArray) else a for a in args]
+        for f0 in range(0, frames, MAX_GROUPS):
+            count = min(MAX_GROUPS, frames - f0)
+            self._enqueue(kernel, cover_grid(xs, rows, count), [*bound, f0, int(xs)])
 
     def _enqueue(self, kernel: Kernel, config: LaunchConfig, args: list[Any]) -> None:
         kernel.launch(config, *args)

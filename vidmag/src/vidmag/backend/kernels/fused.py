@@ -17,6 +17,7 @@ import numpy as np
 
 from vidmag.backend.kernels.device import DeviceArray
 from vidmag.backend.kernels.operations import KernelOperations, Stack, _floats
+from vidmag.backend.kernels.templates import MAX_GROUPS
 from vidmag.backend.spatial_taps import Taps
 from vidmag.backend.stages import contiguous_span
 from vidmag.params import Plan
@@ -138,9 +139,13 @@ class KernelFused:
             k, h, signal_buf = taps.index.shape[1], signal.shape[1], signal
             if signal.shape != (n, taps.n_in, W, 3):
                 raise ValueError(f"signal has shape {signal.shape}, expected {(n, taps.n_in, W, 3)}")
-        pixels = n * H * W
-        self.rt.launch("render", -(-pixels // 4), frames, signal_buf, out, iy, wy, k, H, W, h, pixels,
-                       *_floats(c), *_floats(e))
+        if W % 4 == 0 and H <= MAX_GROUPS:  # rows of whole words: four pixels (three words) per item
+            self.rt.launch_grid("render_grid", W // 4, H, n, frames, signal_buf, out, iy, wy, k, H, W, h,
+                                *_floats(c), *_floats(e))
+        else:
+            pixels = n * H * W
+            self.rt.launch("render", -(-pixels // 4), frames, signal_buf, out, iy, wy, k, H, W, h, pixels,
+                           *_floats(c), *_floats(e))
         return self._finish(out)
 
     def _finish(self, out: DeviceArray) -> Any:

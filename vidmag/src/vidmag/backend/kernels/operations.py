@@ -22,6 +22,7 @@ from vidmag._reference.colour import RGB_TO_YIQ, YIQ_TO_RGB_EXACT, YIQ_TO_RGB_MI
 from vidmag.backend import spatial_taps
 from vidmag.backend.bandpass_basis import bandpass_basis
 from vidmag.backend.kernels.device import DeviceArray, KernelDevice
+from vidmag.backend.kernels.templates import MAX_GROUPS
 from vidmag.backend.spatial_taps import Taps
 
 __all__ = ["KernelOperations", "Stack"]
@@ -109,8 +110,12 @@ class KernelOperations:
         other = self._other(other, out, mode)
         idx, wt = self.taps(taps)
         kind = "u8" if frames.dtype == np.uint8 else "f32"
-        self.rt.launch(f"rows_{kind}", n * h * taps.n_out, frames, out, other, idx, wt,
-                       taps.index.shape[1], w, taps.n_out, mode)
+        if h <= MAX_GROUPS:  # the 3-D grid holds at most MAX_GROUPS rows
+            self.rt.launch_grid(f"rows_grid_{kind}", taps.n_out, h, n, frames, out, other, idx, wt,
+                                taps.index.shape[1], h, w, mode)
+        else:
+            self.rt.launch(f"rows_{kind}", n * h * taps.n_out, frames, out, other, idx, wt,
+                           taps.index.shape[1], w, taps.n_out, mode)
         return out
 
     def map_cols(self, frames: DeviceArray, taps: Taps, *, other: DeviceArray | None = None, mode: int = 0,
@@ -123,9 +128,20 @@ class KernelOperations:
         out = self._output((n, taps.n_out, w, 3), out_key)
         other = self._other(other, out, mode)
         idx, wt = self.taps(taps)
-        kind = "u8" if frames.dtype == np.uint8 else "f32"
-        self.rt.launch(f"cols_{kind}", n * taps.n_out * w * 3, frames, out, other, idx, wt,
-                       taps.index.shape[1], h, taps.n_out, w * 3, mode)
+        k, w3 = taps.index.shape[1], w * 3
+        if taps.n_out > MAX_GROUPS:  # the 3-D grid holds at most MAX_GROUPS rows
+            kind = "u8" if frames.dtype == np.uint8 else "f32"
+            self.rt.launch(f"cols_{kind}", n * taps.n_out * w3, frames, out, other, idx, wt, k, h, taps.n_out,
+                           w3, mode)
+        elif frames.dtype != np.uint8:
+            self.rt.launch_grid("cols_grid_f32", -(-w3 // 4), taps.n_out, n, frames, out, other, idx, wt,
+                                k, h, taps.n_out, w3, mode)
+        elif w3 % 4 == 0:  # rows of whole words: a word of four bytes per item
+            self.rt.launch_grid("cols_grid_u8", w3 // 4, taps.n_out, n, frames, out, other, idx, wt, k, h,
+                                taps.n_out, mode)
+        else:
+            self.rt.launch("cols_u8", n * taps.n_out * w3, frames, out, other, idx, wt, k, h, taps.n_out, w3,
+                           mode)
         return out
 
     def _other(self, other: DeviceArray | None, out: DeviceArray, mode: int) -> Any:

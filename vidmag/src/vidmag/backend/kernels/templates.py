@@ -11,7 +11,12 @@ the OpenCL build of these templates, which PoCL runs in CI, is what vouches for 
 Conventions (the same on every target, so one set of host code, :mod:`vidmag.backend.kernels`, serves all):
 
 - every kernel covers ``total`` work items with a bounds check; the launch is a 2-D grid of groups of
-  :data:`GROUP` (:func:`cover`), whose y rows extend the x axis past Vulkan's 65,535 groups;
+  :data:`GROUP` (:func:`cover`), whose y rows extend the x axis past Vulkan's 65,535 groups. The row kernels
+  (:data:`GRID_KERNELS`: the one-axis maps and the render of the fused tier) instead run over a 3-D grid
+  (:func:`cover_grid`): x along a row (``xs`` items, bounds-checked), y the row, z the frame (from ``f0``).
+  Why: an item's row and frame come from its position, not from integer divisions of a flat index, which
+  cost more than the arithmetic on a CPU device (lavapipe, PoCL divide lane by lane); and the items of one
+  work group share a row, so its tap table entries are the same for all of them;
 - bytes (frames, output) live in 32-bit words, four bytes per word, little-endian: GLSL 4.50 has no 8-bit
   storage without an extension, and one layout keeps the host code one. A byte is read with a shift and a
   mask; bytes are written four pixels (12 bytes, 3 whole words) per work item, so no two items share a word;
@@ -27,7 +32,7 @@ from kernelkit.dialects import DIALECTS, Dialect, Param
 from kernelkit.emitter import Emitter
 from kernelkit.program import KernelSignature, LaunchConfig, Program
 
-__all__ = ["GROUP", "KERNELS", "cover", "program"]
+__all__ = ["GRID_KERNELS", "GROUP", "KERNELS", "cover", "cover_grid", "program"]
 
 #: Work items per group (a multiple of every subgroup size in use: 8 on lavapipe, 32 on NVIDIA, 32 / 64
 #: elsewhere).
@@ -44,6 +49,15 @@ def cover(total: int) -> LaunchConfig:
     groups = max(1, -(-int(total) // GROUP))
     gx = min(groups, MAX_GROUPS)
     return LaunchConfig((gx, -(-groups // gx)), (GROUP, 1))
+
+
+def cover_grid(xs: int, rows: int, frames: int) -> LaunchConfig:
+    """Groups of :data:`GROUP` items along x covering ``xs`` items of each of ``rows`` rows of ``frames``
+    frames (a kernel of :data:`GRID_KERNELS`). ``rows`` and ``frames`` are at most :data:`MAX_GROUPS`
+    (the caller launches more frames in pieces, through the kernels' ``f0``)."""
+    if not (0 < rows <= MAX_GROUPS and 0 < frames <= MAX_GROUPS):
+        raise ValueError(f"rows and frames must be 1 .. {MAX_GROUPS}; got {rows} and {frames}")
+    return LaunchConfig((max(1, -(-int(xs) // GROUP)), int(rows), int(frames)), (GROUP, 1, 1))
 
 
 def _helpers(d: Dialect) -> list[str]:
@@ -148,6 +162,96 @@ def _cols(d: Dialect, src_kind: str) -> Template:
     return params, body
 
 
+def _grid() -> list[Param]:
+    # the last two parameters of a kernel of GRID_KERNELS: its first frame and its items along x
+    return _s("f0", "xs")
+
+
+def _moded(outs: list[str], at: list[str]) -> list[str]:
+    # mode 1: other + map, 2: other - map (the value written at ``at`` of the same item)
+    plus = " ".join(f"{v} = other[{o}] + {v};" for v, o in zip(outs, at))
+    minus = " ".join(f"{v} = other[{o}] - {v};" for v, o in zip(outs, at))
+    return [f"if (mode == 1) {{ {plus} }}", f"else if (mode == 2) {{ {minus} }}"]
+
+
+def _rows_grid(d: Dialect, src_kind: str) -> Template:
+    # along the width: (n, h, w_in, 3) -> (n, h, xs, 3); item x of row y of frame f, one pixel's channels
+    load = _load(src_kind)
+    params = [_src(src_kind), _p("dst", "f32", out=True), _p("other", "f32"), _p("idx", "int"),
+              _p("wt", "f32"), *_s("k", "h", "w_in", "mode"), *_grid()]
+    body = [
+        "const int base = (f * h + y) * w_in * 3;",
+        "float a = 0.0f, b = 0.0f, c = 0.0f;",
+        "for (int t = 0; t < k; ++t) {",
+        "    const int j = base + idx[x * k + t] * 3;",
+        "    const float g = wt[x * k + t];",
+        f"    a += g * {load.format('j')};",
+        f"    b += g * {load.format('j + 1')};",
+        f"    c += g * {load.format('j + 2')};",
+        "}",
+        "const int o = ((f * h + y) * xs + x) * 3;",
+        *_moded(["a", "b", "c"], ["o", "o + 1", "o + 2"]),
+        "dst[o] = a;",
+        "dst[o + 1] = b;",
+        "dst[o + 2] = c;",
+    ]
+    return params, body
+
+
+def _cols_words(d: Dialect) -> Template:
+    # along the height, bytes in: (n, h_in, 4 xs) -> (n, h_out, 4 xs) floats; item x of output row y of
+    # frame f is the four values of word x of the row (rows of whole words: the caller checks 3 W % 4 == 0)
+    u32, f32 = d.scalar("u32"), d.scalar("f32")
+    params = [_p("src", "u32"), _p("dst", "f32", out=True), _p("other", "f32"), _p("idx", "int"),
+              _p("wt", "f32"), *_s("k", "h_in", "h_out", "mode"), *_grid()]
+    parts = ["v & 255u", "(v >> 8) & 255u", "(v >> 16) & 255u", "v >> 24"]
+    sums = [f"a{q}" for q in range(4)]
+    body = [
+        "const int base = f * h_in * xs + x;",
+        "float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;",
+        "for (int t = 0; t < k; ++t) {",
+        "    const float g = wt[y * k + t];",
+        f"    const {u32} v = src[base + idx[y * k + t] * xs];",
+        *(f"    {a} += g * {d.cast(f32, part)};" for a, part in zip(sums, parts)),
+        "}",
+        "const int o = ((f * h_out + y) * xs + x) * 4;",
+        *_moded(sums, ["o", "o + 1", "o + 2", "o + 3"]),
+        *(f"dst[o + {q}] = a{q};" for q in range(4)),
+    ]
+    return params, body
+
+
+def _cols_quads(d: Dialect) -> Template:
+    # along the height, floats: (n, h_in, w3) -> (n, h_out, w3); item x of output row y of frame f holds
+    # values 4 x .. 4 x + 3 of the row (xs = ceil(w3 / 4); the last item of a row fewer, one at a time)
+    sums = [f"a{q}" for q in range(4)]
+    params = [_p("src", "f32"), _p("dst", "f32", out=True), _p("other", "f32"), _p("idx", "int"),
+              _p("wt", "f32"), *_s("k", "h_in", "h_out", "w3", "mode"), *_grid()]
+    body = [
+        "const int c = 4 * x;",
+        "const int base = f * h_in * w3 + c;",
+        "const int o = (f * h_out + y) * w3 + c;",
+        "if (c + 4 <= w3) {",
+        "    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;",
+        "    for (int t = 0; t < k; ++t) {",
+        "        const float g = wt[y * k + t];",
+        "        const int j = base + idx[y * k + t] * w3;",
+        *(f"        {a} += g * src[j + {q}];" for q, a in enumerate(sums)),
+        "    }",
+        *("    " + line for line in _moded(sums, ["o", "o + 1", "o + 2", "o + 3"])),
+        *(f"    dst[o + {q}] = a{q};" for q in range(4)),
+        "} else {",
+        "    for (int q = 0; c + q < w3; ++q) {",
+        "        float acc = 0.0f;",
+        "        for (int t = 0; t < k; ++t) acc += wt[y * k + t] * src[base + idx[y * k + t] * w3 + q];",
+        *("        " + line for line in _moded(["acc"], ["o + q"])),
+        "        dst[o + q] = acc;",
+        "    }",
+        "}",
+    ]
+    return params, body
+
+
 _M = [f"m{j}" for j in range(9)]
 _C = [f"c{j}" for j in range(9)]
 _E = [f"e{j}" for j in range(9)]
@@ -239,6 +343,46 @@ def _render(d: Dialect) -> Template:
     return params, body
 
 
+def _render_rows(d: Dialect) -> Template:
+    # render's arithmetic over the 3-D grid: item x of row y of frame f is pixels 4 x .. 4 x + 3 of the row,
+    # the 12 bytes of three whole words (rows of whole words: the caller checks W % 4 == 0, xs = W / 4), so
+    # the pixels' bytes are read and written without a loop and the row's taps are the same for every item
+    u32, f32 = d.scalar("u32"), d.scalar("f32")
+    params = [_p("frames", "u32"), _p("signal", "f32"), _p("dst", "u32", out=True), _p("iy", "int"),
+              _p("wy", "f32"), *_s("k", "H", "W", "h"), *_s(*_C, *_E, kind="f32"), *_grid()]
+    words = ["w0", "w1", "w2"]
+    body = [
+        "const int word = ((f * H + y) * xs + x) * 3;",
+        f"const {u32} w0 = frames[word], w1 = frames[word + 1], w2 = frames[word + 2];",
+    ]
+    for byte in range(12):  # byte b of the 12: word b / 4, shift 8 (b % 4); pixel b / 3, channel b % 3
+        shifted = words[byte // 4] + (f" >> {8 * (byte % 4)}" if byte % 4 else "")
+        value = f"({shifted}) & 255u" if byte % 4 != 3 else shifted
+        body.append(f"const {f32} p{byte // 3}{'rgb'[byte % 3]} = {d.cast(f32, value)};")
+    body += [
+        "const int col = (f * h * W + 4 * x) * 3;",
+        "float " + ", ".join(f"s{j} = 0.0f" for j in range(12)) + ";",
+        "for (int t = 0; t < k; ++t) {",
+        "    const float g = wy[y * k + t];",
+        "    const int j = col + iy[y * k + t] * W * 3;",
+        *(f"    s{j} += g * signal[j + {j}];" for j in range(12)),
+        "}",
+    ]
+    for q in range(4):
+        r, g, b = (f"p{q}{c}" for c in "rgb")
+        s0, s1, s2 = (f"s{3 * q + c}" for c in range(3))
+        rgb = [f"c{3 * row} * {r} + c{3 * row + 1} * {g} + c{3 * row + 2} * {b} + e{3 * row} * {s0} + "
+               f"e{3 * row + 1} * {s1} + e{3 * row + 2} * {s2}" for row in range(3)]
+        body.append(f"const {u32} v{q} = mit_bytes({', '.join(rgb)});")
+    body += [
+        "// v holds r | g << 8 | b << 16; the row's bytes r0 g0 b0 r1 | g1 b1 r2 g2 | b2 r3 g3 b3",
+        "dst[word] = v0 | (v1 << 24);",
+        "dst[word + 1] = (v1 >> 8) | (v2 << 16);",
+        "dst[word + 2] = (v2 >> 16) | (v3 << 8);",
+    ]
+    return params, body
+
+
 def _axpby(d: Dialect) -> Template:
     params = [_p("a", "f32"), _p("b", "f32"), _p("dst", "f32", out=True), *_s("alpha", "beta", kind="f32"),
               *_s("total")]
@@ -323,16 +467,24 @@ def _project_synthesis(d: Dialect) -> Template:
     ]
 
 
+#: The kernels launched over a 3-D grid (:func:`cover_grid`); their last parameters are ``f0, xs``.
+GRID_KERNELS = frozenset({"rows_grid_f32", "rows_grid_u8", "cols_grid_f32", "cols_grid_u8", "render_grid"})
+
 #: Kernel name -> template ``dialect -> (parameters, body lines)``.
 KERNELS = {
     "rows_f32": lambda d: _rows(d, "f32"),
     "rows_u8": lambda d: _rows(d, "u8"),
     "cols_f32": lambda d: _cols(d, "f32"),
     "cols_u8": lambda d: _cols(d, "u8"),
+    "rows_grid_f32": lambda d: _rows_grid(d, "f32"),
+    "rows_grid_u8": lambda d: _rows_grid(d, "u8"),
+    "cols_grid_f32": _cols_quads,
+    "cols_grid_u8": _cols_words,
     "matrix_f32": lambda d: _matrix(d, "f32"),
     "matrix_u8": lambda d: _matrix(d, "u8"),
     "to_bytes": _to_bytes,
     "render": _render,
+    "render_grid": _render_rows,
     "axpby": _axpby,
     "level_gain": _level_gain,
     "copy2d": _copy2d,
@@ -359,8 +511,14 @@ def _build(kernels: dict[str, Callable[[Dialect], Template]], name: str, dialect
         e.line(prelude)
     e.lines(_helpers(dialect))
     with e.kernel(name, params):
-        e.line(_index(dialect))
-        e.line("if (i >= total) return;")
+        if name in GRID_KERNELS:
+            e.line(f"const int x = {dialect.global_index(0)};")
+            e.line(f"const int y = {dialect.global_index(1)};")
+            e.line(f"const int f = f0 + {dialect.global_index(2)};")
+            e.line("if (x >= xs) return;")
+        else:
+            e.line(_index(dialect))
+            e.line("if (i >= total) return;")
         e.lines(body)
     return Program(e.text(), dialect, (KernelSignature(name, tuple(params)),), name=f"vidmag-{name}")
 
