@@ -32,6 +32,11 @@ MSL_STUB_HEAD = """\
 typedef unsigned int uint;
 namespace metal {
 struct uint3 { uint x, y, z; };
+struct uint4 { uint x, y, z, w; };
+struct float4 {
+    float x, y, z, w;
+    float4(float a, float b, float c, float d) : x(a), y(b), z(c), w(d) {}
+};
 """
 
 

@@ -1,7 +1,7 @@
 """The row kernels over the 3-D grid (``templates.GRID_KERNELS``) against their flat twins on the Vulkan
-device (lavapipe in CI): the same values for every shape the host code sends to one or the other (widths
-whose rows are whole words and widths that are not, a row's last partial group of four floats, the three
-modes of a one-axis map), launches of more frames than one grid holds, and the host code's choice of kernel.
+device (lavapipe in CI): the same values for every shape the host code sends to one or the other (widths whose
+rows are whole vectors and widths that are not, the three modes of a one-axis map), launches of more frames
+than one grid holds, and the host code's choice of kernel.
 
 The two kernels of a pair do the same arithmetic in the same order, so their outputs agree to the last bit
 unless a compiler contracts a multiply and an add into an FMA in one shader and not in the other: floats are
@@ -16,7 +16,14 @@ import pytest
 from vidmag.backend import spatial_taps
 from vidmag.backend.kernels import device as device_module
 from vidmag.backend.kernels.operations import _floats
-from vidmag.backend.kernels.templates import GRID_KERNELS, KERNELS, MAX_GROUPS, cover_grid, program
+from vidmag.backend.kernels.templates import (
+    GRID_KERNELS,
+    KERNELS,
+    MAX_GROUPS,
+    ROWS_PER_ITEM,
+    cover_grid,
+    program,
+)
 
 
 @pytest.fixture
@@ -48,7 +55,7 @@ def _launched(ops, monkeypatch) -> list[str]:
 
 
 @pytest.mark.parametrize("kind", ["u8", "f32"])
-@pytest.mark.parametrize("width", [8, 9, 10, 11])
+@pytest.mark.parametrize("width", [16, 32, 8, 9, 10])
 @pytest.mark.parametrize("mode", [0, 1, 2])
 def test_one_axis_maps_agree_with_the_flat_kernels(ops, kind, width, mode):
     rng = np.random.default_rng(width + 10 * mode)
@@ -71,19 +78,17 @@ def test_one_axis_maps_agree_with_the_flat_kernels(ops, kind, width, mode):
         if axis == "cols":
             rt.launch(f"cols_{kind}", n * taps.n_out * w3, frames, flat, other, idx, wt, k, h, taps.n_out, w3,
                       mode)
-            if kind == "f32":
-                rt.launch_grid("cols_grid_f32", -(-w3 // 4), taps.n_out, n, frames, grid, other, idx, wt, k,
-                               h, taps.n_out, w3, mode)
-            elif w3 % 4 == 0:
-                rt.launch_grid("cols_grid_u8", w3 // 4, taps.n_out, n, frames, grid, other, idx, wt, k, h,
-                               taps.n_out, mode)
-            else:
-                continue  # rows of bytes that are not whole words take the flat kernel (checked below)
+            lanes = 16 if kind == "u8" else 4  # a uint4 of bytes, a float4 per item
+            if w3 % lanes:
+                continue  # rows that are not whole vectors take the flat kernel (checked below)
+            rt.launch_grid(f"cols_grid_{kind}", w3 // lanes, taps.n_out, n, frames, grid, other, idx, wt, k,
+                           h, taps.n_out, mode)
         else:
             rt.launch(f"rows_{kind}", n * h * taps.n_out, frames, flat, other, idx, wt, k, width, taps.n_out,
                       mode)
-            rt.launch_grid(f"rows_grid_{kind}", taps.n_out, h, n, frames, grid, other, idx, wt, k, h, width,
-                           mode)
+            blocks = -(-h // ROWS_PER_ITEM)  # h = 13: the last block is short
+            rt.launch_grid(f"rows_grid_{kind}", taps.n_out, blocks, n, frames, grid, other, idx, wt, k, h,
+                           width, mode)
         expected = flat.get()
         _close(grid.get(), expected)
         # and both are the map itself (float64 through the dense matrix), plus or minus `other`
@@ -141,13 +146,12 @@ def test_more_frames_than_one_grid_holds_go_in_pieces(ops, monkeypatch):
     np.testing.assert_array_equal(pieces, whole)
 
 
-def test_the_host_code_picks_the_grid_kernel_where_rows_are_whole_words(ops, monkeypatch):
+def test_the_host_code_picks_the_grid_kernel_where_rows_are_whole_vectors(ops, monkeypatch):
     names = _launched(ops, monkeypatch)
-    ops.map_cols(ops.rt.to_device(np.zeros((2, 6, 8, 3), np.uint8)), spatial_taps.reduce(6, "gaussian"))
-    ops.map_cols(ops.rt.to_device(np.zeros((2, 6, 9, 3), np.uint8)), spatial_taps.reduce(6, "gaussian"))
-    ops.map_cols(ops.rt.to_device(np.zeros((2, 6, 9, 3), np.float32)), spatial_taps.reduce(6, "gaussian"))
+    for width, dtype in ((16, np.uint8), (8, np.uint8), (8, np.float32), (6, np.float32)):
+        ops.map_cols(ops.rt.to_device(np.zeros((2, 6, width, 3), dtype)), spatial_taps.reduce(6, "gaussian"))
     ops.map_rows(ops.rt.to_device(np.zeros((2, 6, 9, 3), np.uint8)), spatial_taps.reduce(9, "gaussian"))
-    assert names == ["cols_grid_u8", "cols_u8", "cols_grid_f32", "rows_grid_u8"]
+    assert names == ["cols_grid_u8", "cols_u8", "cols_grid_f32", "cols_f32", "rows_grid_u8"]
 
 
 def test_the_grid_kernels_are_kernels_and_the_grid_is_bounded():
@@ -159,3 +163,30 @@ def test_the_grid_kernels_are_kernels_and_the_grid_is_bounded():
     assert config.grid == (2, 3, 2)
     with pytest.raises(ValueError, match="rows and frames"):
         cover_grid(1, MAX_GROUPS + 1, 1)
+
+
+
+def test_the_scan_four_samples_per_item_agrees_with_the_scan(ops, monkeypatch):
+    """``scan4`` (float4 loads) against ``scan``: the outputs and the carried state, over two calls; the host
+    code takes it where the values per frame are whole float4s."""
+    rng = np.random.default_rng(3)
+    t, p = 5, 24
+    coefficients = (0.6, 0.25, 0.15, 0.9, 0.06, 0.04, 7.0)
+    start = [rng.standard_normal(p).astype(np.float32) for _ in range(3)]
+    chunks = [rng.standard_normal((t, p)).astype(np.float32) for _ in range(2)]
+    results = {}
+    for kernel, items in (("scan", p), ("scan4", p // 4)):
+        state = [ops.rt.to_device(v) for v in start]
+        outs = []
+        for chunk in chunks:
+            x = ops.rt.to_device(chunk)
+            ops.rt.launch(kernel, items, x, *state, t, items, *coefficients)
+            outs.append(x.get())
+        results[kernel] = outs + [v.get() for v in state]
+    for got, expected in zip(results["scan4"], results["scan"]):
+        _close(got, expected)
+    names = _launched(ops, monkeypatch)
+    for values in (24, 21):
+        state = ops.start_state(ops.rt.to_device(np.zeros(values, np.float32)))
+        ops.scan_into(state, ops.rt.to_device(np.zeros((2, values), np.float32)), (1, 0, 0), (1, 0, 0), 1.0)
+    assert [n for n in names if n.startswith("scan")] == ["scan4", "scan"]

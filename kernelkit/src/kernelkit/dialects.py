@@ -9,9 +9,12 @@ Names
 -----
 Precisions are named ``"f16"`` (storage only: loaded and stored as half, computed in float32), ``"f32"`` and
 ``"f64"``. Parameter kinds (:class:`Param`) are those precisions, ``"c32"`` / ``"c64"`` (complex tables),
-``"int"`` (int32), ``"i64"``, ``"u32"`` and ``"u64"``. A spelling a target lacks (double precision in Metal,
-``exp`` of a double in GLSL, a pointer to pass to a helper in GLSL) raises :class:`UnsupportedError` when a
-template asks for it, so the gap shows when the source is generated, not as a compiler error.
+``"int"`` (int32), ``"i64"``, ``"u32"`` and ``"u64"``; a pointer may also be ``"f32x4"`` or ``"u32x4"`` (a
+buffer read and written four lanes at a time: one 16-byte load where a compiler would otherwise issue four,
+which is what a CPU device such as lavapipe gains most from; components ``.x .y .z .w`` on every target). A
+spelling a target lacks (double precision in Metal, ``exp`` of a double in GLSL, a pointer to pass to a helper
+in GLSL) raises :class:`UnsupportedError` when a template asks for it, so the gap shows when the source is
+generated, not as a compiler error.
 
 What a source needs beyond the base language is named by *needs* (pass them to :meth:`Dialect.prelude`,
 together with the precisions): ``"f64"``, ``"f16"``, ``"i64"``, ``"subgroup"`` and ``"atomic_float"``.
@@ -68,6 +71,9 @@ COMPUTE_OF = {"f16": "f32", "f32": "f32", "f64": "f64"}
 #: bytes of each scalar kind (push-constant and argument packing)
 SCALAR_BYTES = {"int": 4, "u32": 4, "i64": 8, "u64": 8, "f32": 4, "f64": 8}
 
+#: pointer kinds whose elements are four-wide vectors, and the kind of their lanes
+VECTOR_POINTER_KINDS = {"f32x4": "f32", "u32x4": "u32"}
+
 #: needs that :meth:`Dialect.prelude` knows, in the order their text is placed
 NEEDS = ("f64", "f16", "i64", "subgroup", "atomic_float")
 
@@ -102,7 +108,8 @@ class Param:
 
     name: str
     #: element type by precision name (``"f16"``, ``"f32"``, ``"f64"``), ``"c32"`` / ``"c64"`` for complex
-    #: tables, or an integer kind (``"int"``, ``"i64"``, ``"u32"``, ``"u64"``); scalars are ``"int"``,
+    #: tables, an integer kind (``"int"``, ``"i64"``, ``"u32"``, ``"u64"``) or, for pointers, a four-wide
+    #: vector kind (``"f32x4"``, ``"u32x4"``: :data:`VECTOR_POINTER_KINDS`); scalars are ``"int"``,
     #: ``"i64"``, ``"u32"``, ``"u64"``, ``"f32"`` or ``"f64"``
     kind: str
     pointer: bool = False
@@ -376,6 +383,8 @@ class Dialect:
             return "int"
         if kind in ("c32", "c64"):
             return self.cplx("f32" if kind == "c32" else "f64")
+        if kind in VECTOR_POINTER_KINDS:
+            return self.vector(VECTOR_POINTER_KINDS[kind], 4)
         if kind in self.storage_types:
             return self.storage_types[kind]
         if kind in self.scalar_types:

@@ -22,7 +22,7 @@ from vidmag._reference.colour import RGB_TO_YIQ, YIQ_TO_RGB_EXACT, YIQ_TO_RGB_MI
 from vidmag.backend import spatial_taps
 from vidmag.backend.bandpass_basis import bandpass_basis
 from vidmag.backend.kernels.device import DeviceArray, KernelDevice
-from vidmag.backend.kernels.templates import MAX_GROUPS
+from vidmag.backend.kernels.templates import MAX_GROUPS, ROWS_PER_ITEM
 from vidmag.backend.spatial_taps import Taps
 
 __all__ = ["KernelOperations", "Stack"]
@@ -110,8 +110,9 @@ class KernelOperations:
         other = self._other(other, out, mode)
         idx, wt = self.taps(taps)
         kind = "u8" if frames.dtype == np.uint8 else "f32"
-        if h <= MAX_GROUPS:  # the 3-D grid holds at most MAX_GROUPS rows
-            self.rt.launch_grid(f"rows_grid_{kind}", taps.n_out, h, n, frames, out, other, idx, wt,
+        blocks = -(-h // ROWS_PER_ITEM)
+        if blocks <= MAX_GROUPS:  # the 3-D grid holds at most MAX_GROUPS blocks of rows
+            self.rt.launch_grid(f"rows_grid_{kind}", taps.n_out, blocks, n, frames, out, other, idx, wt,
                                 taps.index.shape[1], h, w, mode)
         else:
             self.rt.launch(f"rows_{kind}", n * h * taps.n_out, frames, out, other, idx, wt,
@@ -129,19 +130,14 @@ class KernelOperations:
         other = self._other(other, out, mode)
         idx, wt = self.taps(taps)
         k, w3 = taps.index.shape[1], w * 3
-        if taps.n_out > MAX_GROUPS:  # the 3-D grid holds at most MAX_GROUPS rows
-            kind = "u8" if frames.dtype == np.uint8 else "f32"
+        kind = "u8" if frames.dtype == np.uint8 else "f32"
+        lanes = 16 if kind == "u8" else 4  # values per item of the grid kernel: a uint4 of bytes, a float4
+        if w3 % lanes == 0 and taps.n_out <= MAX_GROUPS:
+            self.rt.launch_grid(f"cols_grid_{kind}", w3 // lanes, taps.n_out, n, frames, out, other, idx, wt,
+                                k, h, taps.n_out, mode)
+        else:  # rows that are not whole vectors (small pyramid levels, odd widths)
             self.rt.launch(f"cols_{kind}", n * taps.n_out * w3, frames, out, other, idx, wt, k, h, taps.n_out,
                            w3, mode)
-        elif frames.dtype != np.uint8:
-            self.rt.launch_grid("cols_grid_f32", -(-w3 // 4), taps.n_out, n, frames, out, other, idx, wt,
-                                k, h, taps.n_out, w3, mode)
-        elif w3 % 4 == 0:  # rows of whole words: a word of four bytes per item
-            self.rt.launch_grid("cols_grid_u8", w3 // 4, taps.n_out, n, frames, out, other, idx, wt, k, h,
-                                taps.n_out, mode)
-        else:
-            self.rt.launch("cols_u8", n * taps.n_out * w3, frames, out, other, idx, wt, k, h, taps.n_out, w3,
-                           mode)
         return out
 
     def _other(self, other: DeviceArray | None, out: DeviceArray, mode: int) -> Any:
@@ -293,7 +289,10 @@ class KernelOperations:
         """Two first-order low-passes over the frames of ``x``, in place (``state`` is (lp1, lp2, x_prev))."""
         s1, s2, xp = state
         n, p = x.shape[0], s1.size
-        if n:
+        if n and p % 4 == 0:  # four samples per item
+            self.rt.launch("scan4", p // 4, x, s1, s2, xp, n, p // 4, *(float(c) for c in (*c1, *c2)),
+                           float(gain))
+        elif n:
             self.rt.launch("scan", p, x, s1, s2, xp, n, p, *(float(c) for c in (*c1, *c2)), float(gain))
         return x
 

@@ -32,7 +32,7 @@ from kernelkit.dialects import DIALECTS, Dialect, Param
 from kernelkit.emitter import Emitter
 from kernelkit.program import KernelSignature, LaunchConfig, Program
 
-__all__ = ["GRID_KERNELS", "GROUP", "KERNELS", "cover", "cover_grid", "program"]
+__all__ = ["GRID_KERNELS", "GROUP", "KERNELS", "ROWS_PER_ITEM", "cover", "cover_grid", "program"]
 
 #: Work items per group (a multiple of every subgroup size in use: 8 on lavapipe, 32 on NVIDIA, 32 / 64
 #: elsewhere).
@@ -174,80 +174,101 @@ def _moded(outs: list[str], at: list[str]) -> list[str]:
     return [f"if (mode == 1) {{ {plus} }}", f"else if (mode == 2) {{ {minus} }}"]
 
 
+#: Rows of one frame an item of the rows_grid kernels computes (the grid's y is a block of them): the row's
+#: taps are loaded once for all of them.
+ROWS_PER_ITEM = 2
+
+
 def _rows_grid(d: Dialect, src_kind: str) -> Template:
-    # along the width: (n, h, w_in, 3) -> (n, h, xs, 3); item x of row y of frame f, one pixel's channels
+    # along the width: (n, h, w_in, 3) -> (n, h, xs, 3); item x of row block y of frame f: one pixel's
+    # channels in each of ROWS_PER_ITEM rows (a block past the last row re-reads the last row and writes
+    # nothing there)
     load = _load(src_kind)
     params = [_src(src_kind), _p("dst", "f32", out=True), _p("other", "f32"), _p("idx", "int"),
               _p("wt", "f32"), *_s("k", "h", "w_in", "mode"), *_grid()]
-    body = [
-        "const int base = (f * h + y) * w_in * 3;",
-        "float a = 0.0f, b = 0.0f, c = 0.0f;",
+    rows = range(ROWS_PER_ITEM)
+    body = [f"const int y0 = y * {ROWS_PER_ITEM};"]
+    for r in rows:
+        row = f"(y0 + {r} < h ? y0 + {r} : h - 1)" if r else "y0"
+        body.append(f"const int base{r} = (f * h + {row}) * w_in * 3;")
+        body.append(f"float a{r} = 0.0f, b{r} = 0.0f, c{r} = 0.0f;")
+    body += [
         "for (int t = 0; t < k; ++t) {",
-        "    const int j = base + idx[x * k + t] * 3;",
+        "    const int j = idx[x * k + t] * 3;",
         "    const float g = wt[x * k + t];",
-        f"    a += g * {load.format('j')};",
-        f"    b += g * {load.format('j + 1')};",
-        f"    c += g * {load.format('j + 2')};",
-        "}",
-        "const int o = ((f * h + y) * xs + x) * 3;",
-        *_moded(["a", "b", "c"], ["o", "o + 1", "o + 2"]),
-        "dst[o] = a;",
-        "dst[o + 1] = b;",
-        "dst[o + 2] = c;",
     ]
+    for r in rows:
+        body += [f"    a{r} += g * {load.format(f'base{r} + j')};",
+                 f"    b{r} += g * {load.format(f'base{r} + j + 1')};",
+                 f"    c{r} += g * {load.format(f'base{r} + j + 2')};"]
+    body.append("}")
+    for r in rows:
+        row = f"y0 + {r}" if r else "y0"
+        sums = [f"a{r}", f"b{r}", f"c{r}"]
+        inner = [f"const int o = ((f * h + {row}) * xs + x) * 3;",
+                 *_moded(sums, ["o", "o + 1", "o + 2"]),
+                 *(f"dst[o + {c}] = {v};" for c, v in enumerate(sums))]
+        if r:
+            body += [f"if ({row} < h) {{", *("    " + line for line in inner), "}"]
+        else:
+            body += ["{", *("    " + line for line in inner), "}"]
     return params, body
 
 
-def _cols_words(d: Dialect) -> Template:
-    # along the height, bytes in: (n, h_in, 4 xs) -> (n, h_out, 4 xs) floats; item x of output row y of
-    # frame f is the four values of word x of the row (rows of whole words: the caller checks 3 W % 4 == 0)
-    u32, f32 = d.scalar("u32"), d.scalar("f32")
-    params = [_p("src", "u32"), _p("dst", "f32", out=True), _p("other", "f32"), _p("idx", "int"),
+def _store4(d: Dialect, sums: list[str], at: str) -> list[str]:
+    # four sums into float4 ``at`` of dst, plus or minus ``other``'s (read only under modes 1 and 2: ``other``
+    # is then a real array; under mode 0 it is a one-word stand-in)
+    f32x4 = d.vector("f32", 4)
+    plus = " ".join(f"{v} = b.{c} + {v};" for v, c in zip(sums, "xyzw"))
+    minus = " ".join(f"{v} = b.{c} - {v};" for v, c in zip(sums, "xyzw"))
+    return [
+        f"if (mode == 1) {{ const {f32x4} b = other[{at}]; {plus} }}",
+        f"else if (mode == 2) {{ const {f32x4} b = other[{at}]; {minus} }}",
+        f"dst[{at}] = {d.make_vector('f32', *sums)};",
+    ]
+
+
+def _cols_bytes(d: Dialect) -> Template:
+    # along the height, bytes in: (n, h_in, 16 xs) -> (n, h_out, 16 xs) floats; item x of output row y of
+    # frame f is the 16 values of the 16 bytes (one uint4) x of the row (the caller checks 3 W % 16 == 0)
+    u32x4, f32 = d.vector("u32", 4), d.scalar("f32")
+    params = [_p("src", "u32x4"), _p("dst", "f32x4", out=True), _p("other", "f32x4"), _p("idx", "int"),
               _p("wt", "f32"), *_s("k", "h_in", "h_out", "mode"), *_grid()]
-    parts = ["v & 255u", "(v >> 8) & 255u", "(v >> 16) & 255u", "v >> 24"]
+    sums = [f"a{j}" for j in range(16)]
+    body = [
+        "const int base = f * h_in * xs + x;",
+        "float " + ", ".join(f"{a} = 0.0f" for a in sums) + ";",
+        "for (int t = 0; t < k; ++t) {",
+        "    const float g = wt[y * k + t];",
+        f"    const {u32x4} v = src[base + idx[y * k + t] * xs];",
+    ]
+    for j, a in enumerate(sums):  # byte j: word j / 4 (lane x y z w), shift 8 (j % 4)
+        word = f"v.{'xyzw'[j // 4]}"
+        part = f"({word} >> {8 * (j % 4)}) & 255u" if j % 4 not in (0, 3) else (
+            f"{word} & 255u" if j % 4 == 0 else f"{word} >> 24")
+        body.append(f"    {a} += g * {d.cast(f32, part)};")
+    body += ["}", "const int o = ((f * h_out + y) * xs + x) * 4;"]
+    for q in range(4):
+        body += _store4(d, sums[4 * q: 4 * q + 4], f"o + {q}")
+    return params, body
+
+
+def _cols_floats(d: Dialect) -> Template:
+    # along the height, floats: (n, h_in, 4 xs) -> (n, h_out, 4 xs); item x of output row y of frame f is
+    # float4 x of the row (the caller checks w3 % 4 == 0)
+    f32x4 = d.vector("f32", 4)
     sums = [f"a{q}" for q in range(4)]
+    params = [_p("src", "f32x4"), _p("dst", "f32x4", out=True), _p("other", "f32x4"), _p("idx", "int"),
+              _p("wt", "f32"), *_s("k", "h_in", "h_out", "mode"), *_grid()]
     body = [
         "const int base = f * h_in * xs + x;",
         "float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;",
         "for (int t = 0; t < k; ++t) {",
         "    const float g = wt[y * k + t];",
-        f"    const {u32} v = src[base + idx[y * k + t] * xs];",
-        *(f"    {a} += g * {d.cast(f32, part)};" for a, part in zip(sums, parts)),
+        f"    const {f32x4} v = src[base + idx[y * k + t] * xs];",
+        *(f"    {a} += g * v.{c};" for a, c in zip(sums, "xyzw")),
         "}",
-        "const int o = ((f * h_out + y) * xs + x) * 4;",
-        *_moded(sums, ["o", "o + 1", "o + 2", "o + 3"]),
-        *(f"dst[o + {q}] = a{q};" for q in range(4)),
-    ]
-    return params, body
-
-
-def _cols_quads(d: Dialect) -> Template:
-    # along the height, floats: (n, h_in, w3) -> (n, h_out, w3); item x of output row y of frame f holds
-    # values 4 x .. 4 x + 3 of the row (xs = ceil(w3 / 4); the last item of a row fewer, one at a time)
-    sums = [f"a{q}" for q in range(4)]
-    params = [_p("src", "f32"), _p("dst", "f32", out=True), _p("other", "f32"), _p("idx", "int"),
-              _p("wt", "f32"), *_s("k", "h_in", "h_out", "w3", "mode"), *_grid()]
-    body = [
-        "const int c = 4 * x;",
-        "const int base = f * h_in * w3 + c;",
-        "const int o = (f * h_out + y) * w3 + c;",
-        "if (c + 4 <= w3) {",
-        "    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;",
-        "    for (int t = 0; t < k; ++t) {",
-        "        const float g = wt[y * k + t];",
-        "        const int j = base + idx[y * k + t] * w3;",
-        *(f"        {a} += g * src[j + {q}];" for q, a in enumerate(sums)),
-        "    }",
-        *("    " + line for line in _moded(sums, ["o", "o + 1", "o + 2", "o + 3"])),
-        *(f"    dst[o + {q}] = a{q};" for q in range(4)),
-        "} else {",
-        "    for (int q = 0; c + q < w3; ++q) {",
-        "        float acc = 0.0f;",
-        "        for (int t = 0; t < k; ++t) acc += wt[y * k + t] * src[base + idx[y * k + t] * w3 + q];",
-        *("        " + line for line in _moded(["acc"], ["o + q"])),
-        "        dst[o + q] = acc;",
-        "    }",
-        "}",
+        *_store4(d, sums, "(f * h_out + y) * xs + x"),
     ]
     return params, body
 
@@ -348,9 +369,11 @@ def _render_rows(d: Dialect) -> Template:
     # the 12 bytes of three whole words (rows of whole words: the caller checks W % 4 == 0, xs = W / 4), so
     # the pixels' bytes are read and written without a loop and the row's taps are the same for every item
     u32, f32 = d.scalar("u32"), d.scalar("f32")
-    params = [_p("frames", "u32"), _p("signal", "f32"), _p("dst", "u32", out=True), _p("iy", "int"),
+    # the signal's rows are whole float4s too (3 W floats, W % 4 == 0): each tap reads three of them
+    params = [_p("frames", "u32"), _p("signal", "f32x4"), _p("dst", "u32", out=True), _p("iy", "int"),
               _p("wy", "f32"), *_s("k", "H", "W", "h"), *_s(*_C, *_E, kind="f32"), *_grid()]
     words = ["w0", "w1", "w2"]
+    f32x4 = d.vector("f32", 4)
     body = [
         "const int word = ((f * H + y) * xs + x) * 3;",
         f"const {u32} w0 = frames[word], w1 = frames[word + 1], w2 = frames[word + 2];",
@@ -360,12 +383,13 @@ def _render_rows(d: Dialect) -> Template:
         value = f"({shifted}) & 255u" if byte % 4 != 3 else shifted
         body.append(f"const {f32} p{byte // 3}{'rgb'[byte % 3]} = {d.cast(f32, value)};")
     body += [
-        "const int col = (f * h * W + 4 * x) * 3;",
+        "const int col = (f * h * xs + x) * 3;",
         "float " + ", ".join(f"s{j} = 0.0f" for j in range(12)) + ";",
         "for (int t = 0; t < k; ++t) {",
         "    const float g = wy[y * k + t];",
-        "    const int j = col + iy[y * k + t] * W * 3;",
-        *(f"    s{j} += g * signal[j + {j}];" for j in range(12)),
+        "    const int j = col + iy[y * k + t] * xs * 3;",
+        f"    const {f32x4} q0 = signal[j], q1 = signal[j + 1], q2 = signal[j + 2];",
+        *(f"    s{j} += g * q{j // 4}.{'xyzw'[j % 4]};" for j in range(12)),
         "}",
     ]
     for q in range(4):
@@ -434,6 +458,37 @@ def _scan(d: Dialect) -> Template:
     ]
 
 
+def _scan4(d: Dialect) -> Template:
+    # the scan four samples (a float4) per item: the same recursion lane by lane, a quarter of the loads and
+    # stores (the caller checks p % 4 == 0; p4 = p / 4 items)
+    f32x4 = d.vector("f32", 4)
+    params = [_p("x", "f32x4", out=True), _p("s1", "f32x4", out=True), _p("s2", "f32x4", out=True),
+              _p("xp", "f32x4", out=True), *_s("t_len", "p4"),
+              *_s("c1_y", "c1_x", "c1_xp", "c2_y", "c2_x", "c2_xp", "g", kind="f32"), *_s("total")]
+    lanes = "xyzw"
+    body = [f"const {f32x4} a4 = s1[i], b4 = s2[i], prev4 = xp[i];"]
+    body += [f"float a{c} = a4.{c}, b{c} = b4.{c}, prev{c} = prev4.{c};" for c in lanes]
+    body += [
+        "for (int t = 0; t < t_len; ++t) {",
+        "    const int j = t * p4 + i;",
+        f"    const {f32x4} v = x[j];",
+    ]
+    for c in lanes:
+        body += [
+            f"    a{c} = c1_y * a{c} + c1_x * v.{c} + c1_xp * prev{c};",
+            f"    b{c} = c2_y * b{c} + c2_x * v.{c} + c2_xp * prev{c};",
+            f"    prev{c} = v.{c};",
+        ]
+    body += [
+        f"    x[j] = {d.make_vector('f32', *(f'g * (a{c} - b{c})' for c in lanes))};",
+        "}",
+        f"s1[i] = {d.make_vector('f32', *(f'a{c}' for c in lanes))};",
+        f"s2[i] = {d.make_vector('f32', *(f'b{c}' for c in lanes))};",
+        f"xp[i] = {d.make_vector('f32', *(f'prev{c}' for c in lanes))};",
+    ]
+    return params, body
+
+
 def _project_coefficients(d: Dialect) -> Template:
     # the ideal band-pass as a projection (vidmag.backend.bandpass_basis): with d = x - x[0] per series,
     # coef (m, p) = analysis^T (m, t) d (t, p)
@@ -478,8 +533,8 @@ KERNELS = {
     "cols_u8": lambda d: _cols(d, "u8"),
     "rows_grid_f32": lambda d: _rows_grid(d, "f32"),
     "rows_grid_u8": lambda d: _rows_grid(d, "u8"),
-    "cols_grid_f32": _cols_quads,
-    "cols_grid_u8": _cols_words,
+    "cols_grid_f32": _cols_floats,
+    "cols_grid_u8": _cols_bytes,
     "matrix_f32": lambda d: _matrix(d, "f32"),
     "matrix_u8": lambda d: _matrix(d, "u8"),
     "to_bytes": _to_bytes,
@@ -489,6 +544,7 @@ KERNELS = {
     "level_gain": _level_gain,
     "copy2d": _copy2d,
     "scan": _scan,
+    "scan4": _scan4,
     "project_coefficients": _project_coefficients,
     "project_synthesis": _project_synthesis,
 }
