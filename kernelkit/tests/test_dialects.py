@@ -332,3 +332,55 @@ def test_the_portable_template_builds_and_runs_as_opencl(require):
     if rt.fp64:
         z = rt.download(bufs["z"], np.zeros(n, np.float64))
         np.testing.assert_allclose(z, x.astype(np.float64) * 4.0 + 0.5, rtol=1e-15)
+
+
+def _vector_kernel(d):
+    """y[i] = the lanes of x[i] reversed, and the words of w[i] summed into s[i]: float4 / uint4 buffers."""
+    params = (Param("x", "f32x4", True, True), Param("y", "f32x4", True), Param("w", "u32x4", True, True),
+              Param("s", "u32", True), Param("n", "int"))
+    e = Emitter(d)
+    e.line(d.prelude(set()))
+    with e.kernel("kk_vectors", list(params)):
+        e.line(f"const int i = {d.global_index(0)};")
+        e.line("if (i >= n) return;")
+        e.line(f"const {d.vector('f32', 4)} v = x[i];")
+        e.line(f"y[i] = {d.make_vector('f32', 'v.w', 'v.z', 'v.y', 'v.x')};")
+        e.line(f"const {d.vector('u32', 4)} u = w[i];")
+        e.line("s[i] = u.x + u.y + u.z + u.w;")
+    return e.text(), params
+
+
+def test_vector_pointer_kinds_are_each_targets_four_wide_vectors():
+    targets = (OPENCL, CUDA, METAL, GLSL)
+    assert [d.element_type("f32x4") for d in targets] == ["float4", "float4", "float4", "vec4"]
+    assert [d.element_type("u32x4") for d in targets] == ["uint4", "uint4", "uint4", "uvec4"]
+    assert needs_of([Param("x", "f32x4", True)]) == set()
+    glsl, _ = _vector_kernel(GLSL)
+    assert "vec4 x[];" in glsl and "uvec4 w[];" in glsl
+    assert "const float4* __restrict__ x," in _vector_kernel(CUDA)[0]
+
+
+@pytest.mark.parametrize("target", ["opencl", "vulkan"])
+def test_vector_pointer_kinds_run(require, target):
+    import importlib
+
+    import numpy as np
+
+    from kernelkit.program import KernelSignature, LaunchConfig, Program
+
+    runtime = importlib.import_module(f"kernelkit.{target}")
+    require(target, runtime.probe())
+    rt = runtime.default_runtime()
+    dialect = OPENCL if target == "opencl" else GLSL
+    source, params = _vector_kernel(dialect)
+    kernel = rt.kernel(Program(source, dialect, (KernelSignature("kk_vectors", params),), name="kk_vectors"),
+                       "kk_vectors")
+    n = 10
+    x = np.arange(4 * n, dtype=np.float32)
+    w = np.arange(4 * n, dtype=np.uint32) * 3
+    bx, by, bw, bs = rt.upload(x), rt.alloc(16 * n), rt.upload(w), rt.alloc(4 * n)
+    kernel.launch(LaunchConfig(1, 16), bx, by, bw, bs, n)
+    y = rt.download(by, np.zeros(4 * n, np.float32))
+    s = rt.download(bs, np.zeros(n, np.uint32))
+    np.testing.assert_array_equal(y, x.reshape(n, 4)[:, ::-1].ravel())
+    np.testing.assert_array_equal(s, w.reshape(n, 4).sum(axis=1))
