@@ -17,10 +17,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import numpy as np  # noqa: E402
+
 import specux  # noqa: E402
+import specux.torch as st  # noqa: E402
 from specux import _torch_hook  # noqa: E402
 from specux._runtime import device_array as da  # noqa: E402
-from specux.torch import _device_op, _ops_device  # noqa: E402
+from specux.torch import _device_op, _modules, _ops_device  # noqa: E402
 
 
 def _stand_in(device: str, dtype: str = "torch.float32", requires_grad: bool = True):
@@ -133,6 +136,49 @@ def test_the_cuda_place_computes_what_the_host_place_does(opencl, monkeypatch, n
     assert forward[1] == [INPUT_DTYPE.get(name, torch.float32)]
     reads_input = name in ("stft_magnitude", "melspectrogram", "mfcc", "chroma_stft", "chroma_cqt")
     assert len(backward[1]) == (2 if reads_input else 1)
+
+
+MODULES = {
+    # tuning=None: no bank buffer, the device op estimates the tuning inside the place's run
+    "Chroma-stft-estimated": lambda: st.Chroma(sr=8000, n_fft=256, hop_length=64, norm=2),
+    # the bank buffer is the op's constant
+    "Chroma-stft-bank": lambda: st.Chroma(sr=8000, n_fft=256, hop_length=64, tuning=0.2, norm=np.inf),
+    # the fold buffer is the op's constant
+    "Chroma-cqt": lambda: st.Chroma(
+        "cqt", sr=8000, hop_length=64, fmin=200.0, n_octaves=2, threshold=0.01, res_type="polyphase"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_chroma_modules_on_the_cuda_place(opencl, monkeypatch, name) -> None:
+    """A Chroma module given a CUDA tensor runs its device op on backend 'cuda', in the CUDA place (the
+    stand-in): the same result and gradient, bit for bit, as the device op on the host place; the module's
+    buffers stay constants (only the signal, then the gradient and the signal, travel)."""
+    module = MODULES[name]()
+    y = torch.randn(2, 3000, generator=torch.Generator().manual_seed(0))
+    op = "chroma_cqt" if "cqt" in name else "chroma_stft"
+    stand_in = _InPlaceOverHost(opencl)
+    real_backend_of = _device_op.backend_of
+    backends = []
+    in_place = []  # empty: the host place; then the CUDA place over the stand-in
+
+    def backend_of(backend, op, real):
+        backends.append(backend)
+        opencl_backend = real_backend_of("opencl", op, real)  # its checks still run
+        return stand_in if in_place else opencl_backend
+
+    monkeypatch.setattr(_modules, "_on_cuda", lambda x: True)
+    monkeypatch.setattr(_device_op, "backend_of", backend_of)
+    out_host, grad_host = _grad(module, y)
+    in_place.append(True)
+    monkeypatch.setattr(_device_op, "place_of", lambda x, backend, op: _device_op.CUDA)
+    out_cuda, grad_cuda = _grad(module, y)
+    assert set(backends) == {"cuda"}
+    assert torch.equal(out_cuda, out_host) and torch.equal(grad_cuda, grad_host)
+    assert [c[0] for c in stand_in.calls] == [f"{op} (torch device op)"] * 2
+    forward, backward = stand_in.calls
+    assert forward[1] == [torch.float32] and backward[1] == [torch.float32, torch.float32]
 
 
 def test_a_result_that_is_its_input_is_copied() -> None:

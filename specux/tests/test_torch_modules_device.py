@@ -1,5 +1,6 @@
-"""The nn.Module wrappers on CUDA tensors: STFT, ISTFT, MelSpectrogram, MFCC and LFCC run the device ops on
-the cuda backend with their buffers as constants; the others refuse a CUDA tensor by name.
+"""The nn.Module wrappers on CUDA tensors: STFT, ISTFT, MelSpectrogram, MFCC, LFCC and Chroma run the device
+ops on the cuda backend with their buffers as constants; CQT, VQT and Chroma("cqt") with precomputed octave
+weights refuse a CUDA tensor by name.
 
 No GPU here: a CPU tensor is made to take the CUDA branch (``_modules._on_cuda``) and the device op's
 backend is the opencl one (PoCL in CI), so what is checked is the module -> device op plumbing (which op,
@@ -28,9 +29,18 @@ MODULES = {
     "melspectrogram": lambda: st.MelSpectrogram(sr=SR, n_fft=256, hop_length=64, n_mels=20),
     "mfcc": lambda: st.MFCC(sr=SR, n_fft=256, hop_length=64, n_mels=20, n_mfcc=13),
     "lfcc": lambda: st.LFCC(sample_rate=SR, n_fft=256, hop_length=64, n_filter=24, n_lfcc=10),
+    "chroma_stft": lambda: st.Chroma(sr=SR, n_fft=256, hop_length=64, tuning=0.0),
+    "chroma_stft_estimated": lambda: st.Chroma(sr=SR, n_fft=256, hop_length=64, norm=2, n_chroma=24),
+    "chroma_cqt_estimated": lambda: st.Chroma(
+        "cqt", sr=SR, hop_length=64, fmin=200.0, n_octaves=2, res_type="polyphase"
+    ),
 }
-#: the tolerance key of each
-KEYS = {"stft_real_imag": "stft"}
+#: the tolerance key of each (also the device op it runs)
+KEYS = {
+    "stft_real_imag": "stft",
+    "chroma_stft_estimated": "chroma_stft",
+    "chroma_cqt_estimated": "chroma_cqt",
+}
 
 
 def _value_and_grad(module, y):
@@ -59,9 +69,9 @@ def test_the_cuda_branch_runs_the_device_op_with_the_buffers(name, opencl, monke
     monkeypatch.setattr(_modules, "_on_cuda", lambda x: True)
     monkeypatch.setattr(_device_op, "backend_of", backend_of)
     got, got_grad = _value_and_grad(module, y)
-    assert used and set(used) == {name.removesuffix("_real_imag")}
-    assert got.shape == want.shape and got.dtype == want.dtype
     key = KEYS.get(name, name)
+    assert used and set(used) == {key}
+    assert got.shape == want.shape and got.dtype == want.dtype
     assert rel_err(got.numpy(), want.numpy()) <= tolerance(key, "float32")
     assert rel_err(got_grad.numpy(), want_grad.numpy()) <= tolerance(key, "float32")
 
@@ -92,13 +102,69 @@ def test_a_changed_buffer_reaches_the_device_op(opencl, monkeypatch):
     assert rel_err(got.numpy(), want.numpy()) <= tolerance("stft", "float32")
 
 
+def _on_the_cuda_branch(monkeypatch, used=None):
+    """CPU tensors take the modules' CUDA branch, whose device op runs on the opencl backend."""
+    real_backend_of = _device_op.backend_of
+
+    def backend_of(backend, op, real):
+        assert backend == "cuda"
+        if used is not None:
+            used.append(op)
+        return real_backend_of("opencl", op, real)
+
+    monkeypatch.setattr(_modules, "_on_cuda", lambda x: True)
+    monkeypatch.setattr(_device_op, "backend_of", backend_of)
+
+
+def test_a_loaded_chroma_bank_is_the_one_the_device_op_computes_with(opencl, monkeypatch):
+    """state_dict round trip: a module built for another tuning, loaded with this one's bank, gives this
+    one's chromagram on the device branch too (the bank buffer reaches the op, not a bank re-derived from
+    the arguments)."""
+    source = st.Chroma(sr=SR, n_fft=256, hop_length=64, tuning=0.0)
+    target = st.Chroma(sr=SR, n_fft=256, hop_length=64, tuning=0.4)
+    assert not torch.equal(source.chroma_bank, target.chroma_bank)
+    y = torch.randn(2, 3000, generator=torch.Generator().manual_seed(4))
+    want = source(y)
+    target.load_state_dict(source.state_dict())
+    used = []
+    _on_the_cuda_branch(monkeypatch, used)
+    got = target(y)
+    assert used == ["chroma_stft"]
+    assert rel_err(got.numpy(), want.numpy()) <= tolerance("chroma_stft", "float32")
+
+
+def test_a_loaded_chroma_fold_is_the_one_the_device_op_computes_with(opencl, monkeypatch):
+    source = st.Chroma("cqt", sr=SR, hop_length=64, fmin=200.0, n_octaves=2, res_type="polyphase")
+    target = st.Chroma("cqt", sr=SR, hop_length=64, fmin=200.0, n_octaves=2, res_type="polyphase")
+    with torch.no_grad():
+        source.fold.copy_(torch.flip(source.fold, dims=[0]))  # the pitch classes in reverse order
+    y = torch.randn(3000, generator=torch.Generator().manual_seed(5))
+    want = source(y)
+    target.load_state_dict(source.state_dict())
+    used = []
+    _on_the_cuda_branch(monkeypatch, used)
+    got = target(y)
+    assert used == ["chroma_cqt"]
+    assert rel_err(got.numpy(), want.numpy()) <= tolerance("chroma_cqt", "float32")
+    assert rel_err(got.numpy(), torch.flip(got, dims=[0]).numpy()) > 0.1  # the reversal did matter
+
+
+def test_chroma_cqt_with_octave_weights_refuses_a_cuda_tensor():
+    """Its weights buffers have no device op that would use them (a device builds its own basis): refused
+    by name, pointing at tuning=None, rather than ignored."""
+    module = st.Chroma("cqt", sr=SR, hop_length=64, fmin=100.0, n_octaves=2, tuning=0.0, res_type=None)
+    stand_in = SimpleNamespace(device=SimpleNamespace(type="cuda"))  # forward reads only its device first
+    with pytest.raises(UnsupportedOperationError, match=r"Chroma: runs on CPU.*'cqt' with tuning=None"):
+        module(stand_in)
+
+
 @pytest.mark.parametrize(
     "make",
     [
         lambda: st.CQT(sr=SR, hop_length=64, fmin=100.0, n_bins=12, tuning=0.0),
-        lambda: st.Chroma(sr=SR, n_fft=256, tuning=0.0),
+        lambda: st.Chroma("cqt", sr=SR, hop_length=64, fmin=100.0, n_octaves=1, tuning=0.0),
     ],
-    ids=["CQT", "Chroma"],
+    ids=["CQT", "Chroma-cqt"],
 )
 def test_modules_without_a_device_route_refuse_other_devices(make):
     module = make()

@@ -55,18 +55,29 @@ def _on_cuda(x: Tensor) -> bool:
     return x.device.type == "cuda"
 
 
+#: the modules that run CUDA tensors through the device ops, as the refusal names them
+_ON_CUDA = (
+    "STFT",
+    "ISTFT",
+    "MelSpectrogram",
+    "MFCC",
+    "LFCC",
+    "Chroma (source 'cqt' with tuning=None only: precomputed octave weights have no device op)",
+)
+
+
 def _op(module: nn.Module, name: str, x: Tensor, device: bool = True) -> Any:
     """The op computing ``name`` for ``x``: the CPU op for a CPU tensor (or a meta / fake one), the device op
     on the cuda backend for a CUDA tensor (forward and adjoint kernels in place on the tensor, with the
     module's buffers as its constants: :mod:`specux.torch._device_op`); another device is refused by name
-    rather than copied. ``device=False``: the module has no device route (the constant-Q modules' weights
-    have no device op that would use them; ``Chroma`` keeps to CPU tensors, though specux.chroma_stft /
-    chroma_cqt of a CUDA tensor have device ops)."""
+    rather than copied. ``device=False``: the module has no device route (the constant-Q modules' weights,
+    and a ``Chroma("cqt")``'s with a numeric tuning, have no device op that would use them: a device builds
+    its own frequency-domain basis)."""
     if device and _on_cuda(x) and name in _ops_device.OPS:
         return _ops_device.on_backend(name, "cuda")
     if x.device.type in ("cpu", "meta"):
         return getattr(_ops, name)
-    on_cuda = ", ".join(f"specux.torch.{n}" for n in ("STFT", "ISTFT", "MelSpectrogram", "MFCC", "LFCC"))
+    on_cuda = ", ".join(f"specux.torch.{n}" for n in _ON_CUDA)
     public = name.removesuffix("_frames")
     raise UnsupportedOperationError(
         f"specux.torch.{type(module).__name__}: runs on CPU tensors; on CUDA tensors {on_cuda} run; got a "
@@ -516,7 +527,13 @@ class Chroma(nn.Module):
     -----
     Buffers: ``"stft"``: ``window`` and, with a numeric tuning, ``chroma_bank`` (n_chroma, F); ``"cqt"``:
     ``weights_<i>`` per octave (numeric tuning) and ``fold`` (n_chroma, n_bins). ``forward(y)``: (..., n) ->
-    (..., n_chroma, n_frames).
+    (..., n_chroma, n_frames). Differentiable with respect to ``y``; traceable by torch.compile.
+
+    On a CUDA tensor (the module moved with ``.cuda()``) ``forward`` runs the device op on the cuda backend
+    (``specux::chroma_stft_device`` / ``chroma_cqt_device``, forward and adjoint kernels in place on the
+    tensor) with the buffers as its constants: the window and chroma bank, or the fold. ``"cqt"`` with a
+    numeric tuning refuses a CUDA tensor, as :class:`CQT` does: a device builds its own frequency-domain
+    basis, which would stand in for the ``weights_<i>`` buffers.
 
     Examples
     --------
@@ -592,10 +609,12 @@ class Chroma(nn.Module):
     def forward(self, y: Tensor) -> Tensor:
         if self.source == "stft":
             args = CHROMA_STFT_ARGS.passed(self.args)
-            op = _op(self, "chroma_stft", y, device=False)
+            op = _op(self, "chroma_stft", y)
             return op(y, self.window, self.chroma_bank, "boxcar", *args)
         weights = [getattr(self, n) for n in self.weight_names]
-        op = _op(self, "chroma_cqt", y, device=False)
+        # on CUDA a device basis would stand in for the octave weights (as for CQT): refused rather than
+        # ignored; without weights (tuning=None) the device op computes with the module's fold
+        op = _op(self, "chroma_cqt", y, device=not weights)
         return op(y, weights, self.fold, *CHROMA_CQT_ARGS.passed(self.args))
 
 
