@@ -248,6 +248,46 @@ def test_backward_is_bitwise_repeatable(opencl, public):
     assert torch.equal(first[0], second[0]) and torch.equal(first[1], second[1])
 
 
+# --- work done ---------------------------------------------------------------------------------------------
+
+
+def _counted(monkeypatch):
+    """Count the device stfts (the signal framed, windowed and transformed: ``spectral_exec._spectrum``) and
+    the host tuning estimates."""
+    from specux._runtime import spectral_exec as se
+    from specux.ops import tuning
+
+    counts = {"stft": 0, "estimate": 0}
+    real_spectrum, real_estimate = se._spectrum, tuning.estimate_tuning
+
+    def spectrum(*args, **kw):
+        counts["stft"] += 1
+        return real_spectrum(*args, **kw)
+
+    def estimate(*args, **kw):
+        counts["estimate"] += 1
+        return real_estimate(*args, **kw)
+
+    monkeypatch.setattr(se, "_spectrum", spectrum)
+    monkeypatch.setattr(tuning, "estimate_tuning", estimate)
+    return counts
+
+
+@pytest.mark.parametrize("norm", [np.inf, None], ids=str)
+@pytest.mark.parametrize("tuning", [None, 0.1], ids=str)
+def test_chroma_stft_computes_the_stft_once_per_pass(opencl, monkeypatch, tuning, norm):
+    """The forward computes the signal's spectrum once (the tuning's estimate reads the power spectrogram
+    the chroma is made of); so does the backward, where the estimate, the unnormalised chroma of the norm's
+    adjoint and the modulus' adjoint all read it."""
+    counts = _counted(monkeypatch)
+    x = _signal((2, 3000), torch.float32).requires_grad_()
+    out = specux.chroma_stft(x, tuning=tuning, norm=norm, backend="opencl", **STFT)
+    estimated = int(tuning is None)
+    assert counts == {"stft": 1, "estimate": estimated}
+    out.backward(torch.ones_like(out))
+    assert counts == {"stft": 2, "estimate": 2 * estimated}
+
+
 # --- refusals -----------------------------------------------------------------------------------------------
 
 

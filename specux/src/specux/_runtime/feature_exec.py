@@ -260,11 +260,26 @@ def _banded(
         return apply(rt, x, sparse(rt, basis, _prec(x.dtype)), post, c0, c1, public=public)
     from specux._runtime import spectral_exec as se
 
+    return banded_spectrum(rt, se.spectrum(rt, x, stft), power, basis, post, c0, c1, public)
+
+
+def banded_spectrum(
+    rt: DeviceRuntime,
+    X: DeviceArray,
+    power: float,
+    basis: np.ndarray,
+    post: int = fk.POST_NONE,
+    c0: float = 0.0,
+    c1: float = 0.0,
+    public: str = "melspectrogram",
+) -> DeviceArray:
+    """:func:`_banded` of a signal whose complex spectrum ``X`` (..., F, T) is computed already: one bank
+    kernel that takes ``|X| ** power`` as it loads (:data:`FUSED`; else a modulus kernel, then the bank)."""
     if not FUSED:
-        S = se.spectrogram(rt, x, stft, power)
+        from specux._runtime import spectral_exec as se
+
+        S = se.modulus(rt, X, power)
         return apply(rt, S, sparse(rt, basis, _prec(S.dtype)), post, c0, c1, public=public)
-    batch, X = se._spectrum(rt, x, stft)
-    X = X.reshape(*batch, stft.n_fft // 2 + 1, stft.n_frames)
     mat = sparse(rt, basis, _prec(da.REAL_OF[X.dtype]))
     return apply(rt, X, mat, post, c0, c1, public=public, modulus=_modulus_kind(power), power=power)
 
@@ -349,22 +364,27 @@ def column_norm_adjoint(
     return out
 
 
-def chroma_stft_adjoint(rt: DeviceRuntime, g: DeviceArray, y: DeviceArray, p: Any) -> DeviceArray:
+def chroma_stft_adjoint(
+    rt: DeviceRuntime, g: DeviceArray, y: DeviceArray, p: Any, X: DeviceArray | None = None
+) -> DeviceArray:
     """Gradient (..., L) with respect to the signal ``y`` of :func:`chroma_stft` (``p`` a ChromaParams of a
     signal: ``p.stft`` given), given the gradient ``g`` (..., n_chroma, T) of its output: the unnormalised
     chroma recomputed (the fused bank product), the norm's adjoint, the bank's transpose, then the power
-    spectrogram's adjoint and the stft's (:func:`specux._runtime.spectral_exec.stft_backward`)."""
+    spectrogram's adjoint and the stft's (:func:`specux._runtime.spectral_exec.stft_backward`). The
+    complex spectrum of ``y`` is computed once for both (or is ``X``, where the caller has it)."""
     from specux._runtime import spectral_exec as se
 
     if p.stft is None:
         raise ValueError("chroma_stft_adjoint: the parameters are a given spectrogram S's, not a signal's")
     with rt.batch():
+        if X is None:
+            X = se.spectrum(rt, y, p.stft)
         g_raw = g
         if p.norm is not None:
-            raw = _banded(rt, y, p.stft, 2.0, p.bank, public="chroma_stft")
+            raw = banded_spectrum(rt, X, 2.0, p.bank, public="chroma_stft")
             g_raw = column_norm_adjoint(rt, raw, g, p.norm)
         gS = bank_adjoint(rt, g_raw, p.bank)
-        return se.stft_backward(rt, gS, y, replace(p.stft, output="power"))
+        return se.stft_backward(rt, gS, y, replace(p.stft, output="power"), X)
 
 
 def _cepstrum(rt: DeviceRuntime, x: DeviceArray, p: Any, public: str) -> DeviceArray:

@@ -226,11 +226,23 @@ def stft(rt: DeviceRuntime, inputs: tuple[DeviceArray, ...], p: StftParams) -> D
 def spectrogram(rt: DeviceRuntime, y: DeviceArray, p: StftParams, power: float) -> DeviceArray:
     """``|stft(y)| ** power`` (``p.output`` is not looked at): real, compute precision, (..., F, T)."""
     with rt.batch():
+        return modulus(rt, spectrum(rt, y, p), power)
+
+
+def spectrum(rt: DeviceRuntime, y: DeviceArray, p: StftParams) -> DeviceArray:
+    """The complex spectrum (..., F, T) of ``y`` (..., L), compute precision, whatever ``p.output``: for a
+    caller that reads it more than once (a power spectrogram, a bank product, :func:`stft_backward`'s
+    modulus adjoint) and so frames and transforms the signal once."""
+    with rt.batch():
         batch, X = _spectrum(rt, y, p)
-        power = float(power)
-        kind = sk.MOD_POWER2 if power == 2.0 else sk.MOD_ABS if power == 1.0 else sk.MOD_POWER
-        out = _modulus(rt, X, kind, power)
-    return out.reshape(*batch, p.n_fft // 2 + 1, p.n_frames)
+    return X.reshape(*batch, p.n_fft // 2 + 1, p.n_frames)
+
+
+def modulus(rt: DeviceRuntime, X: DeviceArray, power: float) -> DeviceArray:
+    """``|X| ** power`` of a complex spectrum: real, the compute precision, ``X``'s shape."""
+    power = float(power)
+    kind = sk.MOD_POWER2 if power == 2.0 else sk.MOD_ABS if power == 1.0 else sk.MOD_POWER
+    return _modulus(rt, X, kind, power)
 
 
 def _spectrum_copy(
@@ -477,11 +489,14 @@ def stft_adjoint(rt: DeviceRuntime, grad: DeviceArray, p: StftParams) -> DeviceA
     return out.reshape(*batch, p.length)
 
 
-def stft_backward(rt: DeviceRuntime, grad: DeviceArray, y: DeviceArray, p: StftParams) -> DeviceArray:
+def stft_backward(
+    rt: DeviceRuntime, grad: DeviceArray, y: DeviceArray, p: StftParams, X: DeviceArray | None = None
+) -> DeviceArray:
     """The gradient (..., L) with respect to the signal ``y`` of stft in ``p.output`` mode, given the
     gradient ``grad`` of its output: ``complex`` / ``real_imag`` straight through :func:`stft_adjoint`;
     ``magnitude`` / ``power`` recompute the spectrum on the device and take ``g X / |X|`` (0 where X is 0)
-    or ``2 g X`` first (the CPU backend's rule, :func:`specux._backends.cpu.adjoint_stft.stft_backward`)."""
+    or ``2 g X`` first (the CPU backend's rule, :func:`specux._backends.cpu.adjoint_stft.stft_backward`).
+    ``X``: that spectrum (:func:`spectrum` of ``y``) where the caller computed it already; not recomputed."""
     if p.output in ("complex", "real_imag"):
         return stft_adjoint(rt, grad, p)
     F, T = p.n_fft // 2 + 1, p.n_frames
@@ -492,8 +507,14 @@ def stft_backward(rt: DeviceRuntime, grad: DeviceArray, y: DeviceArray, p: StftP
     dtype = _compute(p.dtype)
     if grad.dtype != dtype:
         raise ValueError(f"stft_backward: the gradient must be {dtype}; got {grad.dtype}")
+    if X is not None and (X.shape != (*y.shape[:-1], F, T) or X.dtype != da.COMPLEX_OF[dtype]):
+        raise ValueError(
+            f"stft_backward: the given spectrum must be {da.COMPLEX_OF[dtype]} {(*y.shape[:-1], F, T)}; got "
+            f"{X.dtype} {X.shape}"
+        )
     with rt.batch():
-        _, X = _spectrum(rt, y, p)
+        if X is None:
+            _, X = _spectrum(rt, y, p)
         G = modulus_adjoint(rt, X, grad, sk.MOD_ABS if p.output == "magnitude" else sk.MOD_POWER2)
         out = stft_adjoint(rt, G, p)
     return out.reshape(*y.shape)

@@ -100,14 +100,15 @@ def _chroma_filter(sr: float, n_fft: int, tuning: float, n_chroma: int, filter_a
     return chroma_filter(sr=sr, n_fft=n_fft, tuning=tuning, n_chroma=n_chroma, **filter_args)
 
 
-def _with_bank(rt: Any, x: Any, p: ChromaStftDevice) -> tuple[ChromaParams, Any]:
-    """(the parameters with their bank, the device power spectrogram or None): for ``tuning=None`` the
-    tuning is estimated on the host from the power spectrogram the device computed (returned for reuse)."""
+def _with_bank(rt: Any, X: Any, p: ChromaStftDevice) -> tuple[ChromaParams, Any]:
+    """(the parameters with their bank, the device power spectrogram or None), ``X`` the signal's complex
+    spectrum on the device: for ``tuning=None`` the tuning is estimated on the host from the power
+    spectrogram ``|X| ** 2`` (downloaded; returned for reuse)."""
     if p.chroma.bank is not None:
         return p.chroma, None
     from specux.ops.tuning import estimate_tuning
 
-    S = se.spectrogram(rt, x, p.chroma.stft, 2.0)
+    S = se.modulus(rt, X, 2.0)
     args = dict(p.filter_args)
     sr = args.pop("sr")
     tuning = estimate_tuning(S=da.download(rt, S), sr=sr, bins_per_octave=p.n_chroma)
@@ -117,15 +118,18 @@ def _with_bank(rt: Any, x: Any, p: ChromaStftDevice) -> tuple[ChromaParams, Any]
 
 def _chroma_stft_forward(rt, inputs, p: ChromaStftDevice):
     (x,) = inputs
-    chroma, S = _with_bank(rt, x, p)
-    if S is None:
-        return fe.chroma_stft(rt, (x,), chroma)
+    if p.chroma.bank is not None:
+        return fe.chroma_stft(rt, (x,), p.chroma)  # the bank fused with the spectrum's modulus
+    chroma, S = _with_bank(rt, se.spectrum(rt, x, p.chroma.stft), p)
     return fe.chroma_stft(rt, (S,), replace(chroma, stft=None))  # the spectrogram computed once
 
 
 def _chroma_stft_backward(rt, g, x, p: ChromaStftDevice, shape, backend):
-    chroma, _ = _with_bank(rt, x, p)
-    return fe.chroma_stft_adjoint(rt, g, x, chroma)
+    # the signal's spectrum once: the tuning's estimate, the unnormalised chroma and the modulus' adjoint
+    # all read it (downloads happen outside a batch: Metal's and Vulkan's batches complete on exit)
+    X = se.spectrum(rt, x, p.chroma.stft)
+    chroma, _ = _with_bank(rt, X, p)
+    return fe.chroma_stft_adjoint(rt, g, x, chroma, X)
 
 
 def _chroma_stft_out(y: Tensor, p: ChromaStftDevice) -> tuple[tuple[int, ...], torch.dtype]:
