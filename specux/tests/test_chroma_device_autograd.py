@@ -277,15 +277,43 @@ def _counted(monkeypatch):
 @pytest.mark.parametrize("tuning", [None, 0.1], ids=str)
 def test_chroma_stft_computes_the_stft_once_per_pass(opencl, monkeypatch, tuning, norm):
     """The forward computes the signal's spectrum once (the tuning's estimate reads the power spectrogram
-    the chroma is made of); so does the backward, where the estimate, the unnormalised chroma of the norm's
-    adjoint and the modulus' adjoint all read it."""
+    the chroma is made of); so does the backward, where the unnormalised chroma of the norm's adjoint and
+    the modulus' adjoint both read it. The tuning is estimated once, in the forward: the backward gets the
+    forward's bank."""
     counts = _counted(monkeypatch)
     x = _signal((2, 3000), torch.float32).requires_grad_()
     out = specux.chroma_stft(x, tuning=tuning, norm=norm, backend="opencl", **STFT)
     estimated = int(tuning is None)
     assert counts == {"stft": 1, "estimate": estimated}
     out.backward(torch.ones_like(out))
-    assert counts == {"stft": 2, "estimate": 2 * estimated}
+    assert counts == {"stft": 2, "estimate": estimated}
+
+
+ARGS = ["hann", float(SR), np.inf, 256, 64, None, True, "constant", None, 12, 5.0, 2.0, True, "opencl"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_forward_hands_its_bank_to_the_backward(opencl, dtype):
+    """specux::chroma_stft_device returns the bank it computed with (tuning=None: the estimated tuning's,
+    the bank specux.filters.chroma makes for that tuning, in float64); the backward op given it is
+    bit for bit the backward op that estimates the tuning again."""
+    _need(opencl, dtype)
+    from specux.filters import chroma
+    from specux.ops.tuning import estimate_tuning
+
+    y = _signal((2, 3000), getattr(torch, dtype), seed=13)
+    out, bank = torch.ops.specux.chroma_stft_device(y, None, None, *ARGS)
+    assert bank.dtype == torch.float64 and bank.shape == (12, 129)
+    power = specux.stft(y.numpy(), n_fft=256, hop_length=64, output="power", backend="opencl")
+    tuning = estimate_tuning(S=power, sr=SR, bins_per_octave=12)
+    np.testing.assert_array_equal(bank.numpy(), chroma(sr=SR, n_fft=256, tuning=tuning))  # its float32 bank
+    assert torch.equal(out, _ops_device.OPS["chroma_stft"](y, None, None, *ARGS))
+    g = _signal(tuple(out.shape), out.dtype, seed=14)
+    backward = torch.ops.specux.chroma_stft_device_backward
+    given = backward(g, y, None, bank, *ARGS)
+    assert torch.equal(given, backward(g, y, None, None, *ARGS))
+    # and the bank is what the backward computes with: another one gives another gradient
+    assert not torch.equal(given, backward(g, y, None, torch.flip(bank, dims=[0]), *ARGS))
 
 
 # --- refusals -----------------------------------------------------------------------------------------------
@@ -363,6 +391,9 @@ def test_opcheck(opencl):
         torch.library.opcheck(forward, (y, *lead, *args))
         out = forward(y.detach(), *lead, *args)
         backward = getattr(torch.ops.specux, f"{name}_device_backward").default
+        if name == "chroma_stft":  # (chromagram, the bank it was made with): the backward takes the bank
+            out, bank = out
+            torch.library.opcheck(backward, (torch.randn_like(out), y.detach(), None, bank, *args))
         torch.library.opcheck(backward, (torch.randn_like(out), y.detach(), *lead, *args))
 
 

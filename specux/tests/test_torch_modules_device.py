@@ -181,3 +181,17 @@ def test_lfcc_module_checks_its_arguments_as_the_function_does(bad):
     with pytest.raises(TypeError, match=f"lfcc: {next(iter(bad))} must be"):
         st.LFCC(sample_rate=SR, **bad)
     assert st.LFCC(sample_rate=SR, f_min=0, power=2)(torch.randn(2000)).shape[0] == 40
+
+
+def test_chroma_module_on_the_cuda_branch_compiles_whole(opencl, monkeypatch):
+    """torch.compile(fullgraph=True) of Chroma with tuning=None on the device branch: the device op (whose
+    second output, the estimated bank, goes to the backward op) is one node each way; eager's result and
+    gradient."""
+    module = st.Chroma(sr=SR, n_fft=256, hop_length=64, norm=2)
+    y = torch.randn(2, 3000, generator=torch.Generator().manual_seed(6))
+    _on_the_cuda_branch(monkeypatch)
+    want, want_grad = _value_and_grad(module, y)
+    torch._dynamo.reset()
+    compiled = torch.compile(module, fullgraph=True, backend="aot_eager", dynamic=False)
+    got, got_grad = _value_and_grad(compiled, y)
+    assert torch.equal(got, want) and torch.equal(got_grad, want_grad)

@@ -43,6 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -131,6 +132,26 @@ def place_of(x: Tensor, backend: str, op: str) -> HostPlace | CudaPlace:
 
 
 @dataclass(frozen=True)
+class Derived:
+    """A constant tensor argument that the forward may derive from the signal when the caller leaves it out
+    (chroma_stft's chroma bank, from the tuning estimated with ``tuning=None``), which the backward would
+    otherwise derive again. The forward op returns it, float64, as a second output; the autograd formula
+    passes that output to the backward op in the argument's place, so the backward starts from the value
+    the forward computed with.
+
+    Attributes
+    ----------
+    argument : int
+        The argument's position among the op's inputs (0 is the signal).
+    shape : callable
+        ``shape(p) -> tuple``: its shape from the parameters (for the fake kernel).
+    """
+
+    argument: int
+    shape: Callable[[Any], tuple[int, ...]]
+
+
+@dataclass(frozen=True)
 class DeviceRecipe:
     """What a device op runs.
 
@@ -142,7 +163,8 @@ class DeviceRecipe:
         ``params(x, *args) -> p`` from the op's arguments (``x`` possibly fake): the exec module's parameters;
         raises for an option the device does not take.
     forward : callable
-        The exec forward, ``forward(rt, (x,), p)``.
+        The exec forward, ``forward(rt, (x,), p)``; with ``derived``, ``(result, value)``, ``value`` the
+        NumPy array the forward computed with in that argument's place.
     backward : callable
         The exec adjoint chain, ``backward(rt, grad, x, p, x_shape, backend)``; ``x`` is None unless
         ``reads_input(p)``.
@@ -157,6 +179,8 @@ class DeviceRecipe:
         power, logarithms).
     constants : str
         Names of the op's constant tensor arguments, for the refusal of their gradients.
+    derived : Derived or None
+        A constant the forward hands to the backward (see :class:`Derived`).
     """
 
     op: str
@@ -168,6 +192,7 @@ class DeviceRecipe:
     compute_dtype: Callable[[Any], str]
     reads_input: Callable[[Any], bool]
     constants: str
+    derived: Derived | None = None
 
 
 def backend_of(name: str, op: str, real: str) -> Any:
@@ -200,15 +225,23 @@ def _lock(rt: Any) -> Any:
     return runtime_lock(rt)
 
 
-def _register(name: str, kernel: Callable, fake: Callable, signature: Callable, backward: bool) -> Any:
+def _register(
+    name: str,
+    kernel: Callable,
+    fake: Callable,
+    signature: Callable,
+    backward: bool,
+    returns: str | None = None,
+) -> Any:
     """``specux::<name>``: ``kernel`` on CPU and CUDA tensors with ``fake`` for tracing, its schema
-    ``signature``'s with ``str backend`` last (and ``Tensor grad`` first for a ``backward`` op)."""
+    ``signature``'s with ``str backend`` last (and ``Tensor grad`` first for a ``backward`` op; ``returns``
+    in place of the signature's return type)."""
     op = torch.library.custom_op(
         f"specux::{name}",
         kernel,
         mutates_args=(),
         device_types=("cpu", "cuda"),
-        schema=signature_schema(signature, grad=backward, last="str backend"),
+        schema=signature_schema(signature, grad=backward, last="str backend", returns=returns),
     )
     op.register_fake(fake)
     return op
@@ -232,7 +265,9 @@ def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: Dev
     Returns
     -------
     forward, backward : torch custom ops
-        ``forward(x, *args, backend)`` and ``backward(grad, x, *args, backend)``.
+        ``forward(x, *args, backend)`` and ``backward(grad, x, *args, backend)``. With ``recipe.derived``
+        the op ``specux::<name>_device`` returns ``(result, derived constant)`` and ``forward`` is a
+        function of the same arguments returning the result.
 
     See Also
     --------
@@ -245,21 +280,36 @@ def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: Dev
     >>> specux.cqt(y, sr=8000, n_bins=24, backend="opencl").abs().sum().backward()  # doctest: +SKIP
     """
 
-    def kernel(x: Tensor, *rest: Any) -> Tensor:
+    derived = recipe.derived
+
+    def kernel(x: Tensor, *rest: Any) -> Any:
         *args, backend = rest
         place = place_of(x, backend, recipe.op)
         p = recipe.params(x, *args)
         b = backend_of(backend, recipe.op, recipe.compute_dtype(p))
         tensors = ((x, recipe.input_dtype(p)),)
-        return place.run(b, recipe.op, tensors, lambda rt, ins: recipe.forward(rt, ins, p))
+        if derived is None:
+            return place.run(b, recipe.op, tensors, lambda rt, ins: recipe.forward(rt, ins, p))
+        held = []
 
-    def fake(x: Tensor, *rest: Any) -> Tensor:
+        def run(rt: Any, ins: tuple) -> DeviceArray:
+            out, value = recipe.forward(rt, ins, p)
+            held.append(value)
+            return out
+
+        out = place.run(b, recipe.op, tensors, run)
+        # a fresh float64 copy (never an alias of an argument), on the result's device: a small host table
+        return out, torch.from_numpy(np.array(held[0], dtype=np.float64)).to(out.device)
+
+    def fake(x: Tensor, *rest: Any) -> Any:
         *args, backend = rest
         place_of(x, backend, recipe.op)
         p = recipe.params(x, *args)
         backend_of(backend, recipe.op, recipe.compute_dtype(p))
         shape, dtype = recipe.out(x, p)
-        return x.new_empty(shape, dtype=dtype)
+        if derived is None:
+            return x.new_empty(shape, dtype=dtype)
+        return x.new_empty(shape, dtype=dtype), x.new_empty(derived.shape(p), dtype=torch.float64)
 
     def backward_kernel(grad: Tensor, x: Tensor, *rest: Any) -> Tensor:
         *args, backend = rest
@@ -284,19 +334,24 @@ def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: Dev
         f"{signature.__doc__}"
     )
     backward_kernel.__doc__ = f"Gradient of specux::{name}_device by the device's adjoint kernels."
-    forward_op = _register(f"{name}_device", kernel, fake, signature, False)
+    returns = None if derived is None else "(Tensor, Tensor)"
+    forward_op = _register(f"{name}_device", kernel, fake, signature, False, returns)
     backward_op = _register(f"{name}_device_backward", backward_kernel, backward_fake, signature, True)
 
-    def setup(ctx: Any, inputs: tuple, output: Tensor) -> None:
-        ctx.save_for_backward(inputs[0])
+    def setup(ctx: Any, inputs: tuple, output: Any) -> None:
+        if derived is None:
+            ctx.save_for_backward(inputs[0])
+        else:
+            ctx.mark_non_differentiable(output[1])
+            ctx.save_for_backward(inputs[0], output[1])
         ctx.args = inputs[1:]
         # a list of tensors (constant-Q weights) gets a list of gradients; every other argument, a list of
         # numbers (vqt's intervals) too, gets None
         ctx.lists = [len(a) if isinstance(a, (list, tuple)) else None for a in inputs[1:n_tensors]]
         ctx.n_inputs = len(inputs)
 
-    def grad_fn(ctx: Any, grad: Tensor) -> tuple:
-        (x,) = ctx.saved_tensors
+    def grad_fn(ctx: Any, grad: Tensor, *derived_grad: Any) -> tuple:
+        x, *value = ctx.saved_tensors
         for need in ctx.needs_input_grad[1:n_tensors]:
             if any(need) if isinstance(need, (list, tuple)) else need:
                 raise UnsupportedOperationError(
@@ -304,9 +359,19 @@ def define_device_op(name: str, signature: Callable, n_tensors: int, recipe: Dev
                     f"backend {ctx.args[-1]!r} (its adjoint kernels give the signal's gradient); pass "
                     "constants that do not require grad, or backend='cpu' for their gradients"
                 )
-        gx = backward_op(grad.contiguous(), x, *ctx.args) if ctx.needs_input_grad[0] else None
+        args = list(ctx.args)
+        if value:  # the constant the forward derived (e.g. from an estimated tuning), not derived again
+            args[derived.argument - 1] = value[0]
+        gx = backward_op(grad.contiguous(), x, *args) if ctx.needs_input_grad[0] else None
         constants = tuple(None if n is None else [None] * n for n in ctx.lists)
         return (gx, *constants) + (None,) * (ctx.n_inputs - n_tensors)
 
     forward_op.register_autograd(grad_fn, setup_context=setup)
-    return forward_op, backward_op
+    if derived is None:
+        return forward_op, backward_op
+
+    def result(*args: Any) -> Tensor:
+        return forward_op(*args)[0]
+
+    result.__doc__ = f"The result of specux::{name}_device (its first output)."
+    return result, backward_op

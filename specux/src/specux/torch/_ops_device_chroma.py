@@ -15,9 +15,12 @@ chroma_cqt     ``cq_exec.chroma_cqt`` (``|vqt|``, the fold,    ``cq_exec.chroma_
 
 ``tuning=None``. The CPU ops estimate the tuning inside the op and treat it as a constant of the gradient (a
 piecewise-constant choice of filters); so do these. chroma_stft estimates it as the functional API's device
-path does: from the power spectrogram the device computed, downloaded (one host step, forward and backward
-alike; the device's stft is repeatable, so both find the same tuning). chroma_cqt estimates it from the host
-signal, as :func:`specux.cqt` does on every backend.
+path does, in the forward only: from the power spectrogram the device computed, downloaded (one host step).
+The forward op returns the bank it made (``specux::chroma_stft_device`` has two outputs, the chromagram and
+that float64 bank: :class:`~specux.torch._device_op.Derived`), and the autograd formula passes it to the
+backward op as its bank argument, so the backward neither estimates again nor rebuilds the bank; its stft
+is computed once and read by the norm's and the modulus' adjoints. chroma_cqt estimates the tuning from the
+host signal, as :func:`specux.cqt` does on every backend.
 
 What is refused: gradients of the window, chroma bank, per-octave weights and fold tensors (constants;
 :func:`~specux.torch._device_op.define_device_op`'s rule), per-octave weights at all (a device builds its own
@@ -42,7 +45,7 @@ from specux._spec.cqt import warn_if_short
 from specux._validate import ChromaParams, frame_norm
 from specux.errors import UnsupportedOperationError
 from specux.torch._convert import numpy_of
-from specux.torch._device_op import _TORCH_DTYPES, DeviceRecipe, define_device_op
+from specux.torch._device_op import _TORCH_DTYPES, Derived, DeviceRecipe, define_device_op
 from specux.torch._ops_cq import (
     CHROMA_CQT_ARGS,
     CHROMA_STFT_ARGS,
@@ -58,7 +61,7 @@ from specux.torch._params import is_fake, same_dtype, stft_params
 @dataclass(frozen=True)
 class ChromaStftDevice:
     """chroma_stft's device parameters: ``chroma`` (the stft with output "power", the bank, the norm), or,
-    for ``tuning=None`` without a bank tensor, ``chroma.bank`` None and the bank made by :func:`bank_for`
+    for ``tuning=None`` without a bank tensor, ``chroma.bank`` None and the bank made by :func:`_with_bank`
     once the tuning is estimated (``filter_args``: :func:`specux.filters.chroma`'s other arguments)."""
 
     chroma: ChromaParams
@@ -117,16 +120,21 @@ def _with_bank(rt: Any, X: Any, p: ChromaStftDevice) -> tuple[ChromaParams, Any]
 
 
 def _chroma_stft_forward(rt, inputs, p: ChromaStftDevice):
+    """(the chromagram, the bank it was made with): the autograd formula hands the bank to the backward
+    op (:class:`~specux.torch._device_op.Derived`), which so never estimates the tuning again."""
     (x,) = inputs
     if p.chroma.bank is not None:
-        return fe.chroma_stft(rt, (x,), p.chroma)  # the bank fused with the spectrum's modulus
+        # the bank fused with the spectrum's modulus
+        return fe.chroma_stft(rt, (x,), p.chroma), p.chroma.bank
     chroma, S = _with_bank(rt, se.spectrum(rt, x, p.chroma.stft), p)
-    return fe.chroma_stft(rt, (S,), replace(chroma, stft=None))  # the spectrogram computed once
+    # the spectrogram computed once
+    return fe.chroma_stft(rt, (S,), replace(chroma, stft=None)), chroma.bank
 
 
 def _chroma_stft_backward(rt, g, x, p: ChromaStftDevice, shape, backend):
-    # the signal's spectrum once: the tuning's estimate, the unnormalised chroma and the modulus' adjoint
-    # all read it (downloads happen outside a batch: Metal's and Vulkan's batches complete on exit)
+    # the signal's spectrum once: the unnormalised chroma and the modulus' adjoint both read it, and so does
+    # the tuning's estimate when the backward op is called without the forward's bank (downloads happen
+    # outside a batch: Metal's and Vulkan's batches complete on exit)
     X = se.spectrum(rt, x, p.chroma.stft)
     chroma, _ = _with_bank(rt, X, p)
     return fe.chroma_stft_adjoint(rt, g, x, chroma, X)
@@ -150,6 +158,7 @@ chroma_stft_device, chroma_stft_device_backward = define_device_op(
         compute_dtype=lambda p: p.chroma.dtype,
         reads_input=lambda p: True,
         constants="the window / chroma bank",
+        derived=Derived(2, lambda p: (p.n_chroma, p.chroma.stft.n_fft // 2 + 1)),
     ),
 )
 
