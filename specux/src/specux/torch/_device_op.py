@@ -17,7 +17,10 @@ of the CPU op of the same transform with one more argument, ``backend: str``, la
 the gradient is the device adjoint kernels' (never a trace through a decomposition, never the CPU
 backend's). The autograd formula joining the two is registered here too; a constant tensor argument that
 requires grad (a trainable window or bank) is refused with the option and the backend named, since the
-device exec modules have no adjoint for those.
+device exec modules have no adjoint for those. A constant the forward derives from the signal when the
+caller leaves it out (chroma_stft's bank, from a tuning estimated on the host) is returned by the forward
+op as a second output and handed to the backward op in that argument's place (:class:`Derived`), so the
+backward does not derive it again.
 
 Where the tensors live
 ----------------------
