@@ -120,6 +120,51 @@ def test_batched_and_strided_signals(opencl):
     assert rel_err(grad.numpy(), grad_cpu.numpy()) <= tolerance("vqt", "float32")
 
 
+# --- work done: the stfts each pass computes -------------------------------------------------------------
+
+#: every device op whose backward reads the signal's spectrum (the modulus' adjoint), with the options that
+#: change its backward's chain (the logarithm and its floor, power 1 or 2)
+SPECTRUM_READERS = [
+    ("stft", dict(n_fft=256, hop_length=64, output="magnitude")),
+    ("stft", dict(n_fft=256, hop_length=64, output="power")),
+    ("melspectrogram", dict(sr=SR, n_fft=256, hop_length=64, n_mels=20)),
+    ("melspectrogram", dict(sr=SR, n_fft=256, hop_length=64, n_mels=20, power=1.0)),
+    ("mfcc", dict(sr=SR, n_fft=256, hop_length=64, n_mels=20, n_mfcc=13)),
+    ("mfcc", dict(sr=SR, n_fft=256, hop_length=64, n_mels=20, n_mfcc=13, top_db=None, power=1.0)),
+    ("lfcc", dict(sample_rate=SR, n_fft=256, hop_length=64, n_filter=24, n_lfcc=10)),
+    ("lfcc", dict(sample_rate=SR, n_fft=256, hop_length=64, n_filter=24, n_lfcc=10, log_lf=True)),
+]
+
+
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "unfused"])
+@pytest.mark.parametrize(
+    "op, kw", SPECTRUM_READERS, ids=[f"{c[0]}-{i}" for i, c in enumerate(SPECTRUM_READERS)]
+)
+def test_each_pass_computes_the_stft_once(opencl, monkeypatch, op, kw, fused):
+    """The forward computes the signal's spectrum once, and so does the backward: mfcc's and lfcc's read it
+    for the bands their logarithm's adjoint needs and for the modulus' adjoint (it computed two before);
+    melspectrogram's and stft's for the modulus' adjoint only. What autograd holds between the passes is
+    the signal (docs/specux/torch.md, Devices)."""
+    from specux._runtime import feature_exec as fe
+    from specux._runtime import spectral_exec as se
+
+    monkeypatch.setattr(fe, "FUSED", fused)
+    count = [0]
+    real_spectrum = se._spectrum
+
+    def spectrum(*args, **kw):
+        count[0] += 1
+        return real_spectrum(*args, **kw)
+
+    monkeypatch.setattr(se, "_spectrum", spectrum)
+    x = _signal((2, 3000), torch.float32).requires_grad_()
+    out = getattr(specux, op)(x, backend="opencl", **kw)
+    assert count[0] == 1
+    out.backward(_weights_like(out))
+    assert count[0] == 2
+    assert x.grad is not None and bool(torch.isfinite(x.grad).all())
+
+
 # --- gradcheck in float64 of the constant-Q family, every device resampler ----------------------------------
 
 

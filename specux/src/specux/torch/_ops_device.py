@@ -11,13 +11,18 @@ istft           ``spectral_exec.istft``              ``spectral_exec.istft_adjoi
 melspectrogram  ``feature_exec.melspectrogram``      ``feature_exec.features_adjoint``, then
                                                      ``stft_backward`` (power 1 or 2)
 mfcc, lfcc      ``feature_exec.mfcc`` / ``lfcc``     the same, through the DCT's and the logarithm's
-                                                     adjoints
+                                                     adjoints (the signal's spectrum computed once, read
+                                                     by the bands and the modulus' adjoint)
 icqt            ``icq_exec.icqt``                    ``icq_exec.icqt_adjoint`` (every device resampler:
                                                      polyphase, the soxr qualities but "soxr_qq"); its
                                                      backward's backward is the forward op again
 chroma_stft,    see :mod:`specux.torch._ops_device_chroma` (the column norm's and threshold's adjoint
 chroma_cqt      kernel, then the bank's / fold's transpose and the stft's / vqt's adjoints)
 ==============  ===================================  ==================================================
+
+Between the passes autograd holds the signal (and chroma_stft's bank), never a spectrum: a backward that
+reads the spectrum (stft magnitude / power, melspectrogram, mfcc, lfcc, chroma_stft) computes the signal's
+stft once more, once, and reads it for all it needs (docs/specux/torch.md says why).
 
 What has no device adjoint is refused with the option and the backend named: the gradients of windows,
 filter banks, DCT matrices and constant-Q weights (trainable constants), a spectrogram ``power`` other than
@@ -212,9 +217,11 @@ def _cepstral_backward(public: str):
     def backward(rt, g, x, p, shape, backend):
         stft_p = _power_stft(p.mel, public, backend)
         with rt.batch():
-            S = se.spectrogram(rt, x, p.mel.stft, p.mel.power)
-            gS = fe.features_adjoint(rt, S, g, p)
-            return se.stft_backward(rt, gS, x, stft_p)
+            # the signal's spectrum once: the bands the logarithm's adjoint reads (recomputed from the power
+            # spectrogram) and the modulus' adjoint both come from it
+            X = se.spectrum(rt, x, p.mel.stft)
+            gS = fe.features_adjoint(rt, se.modulus(rt, X, p.mel.power), g, p)
+            return se.stft_backward(rt, gS, x, stft_p, X)
 
     return backward
 
