@@ -253,12 +253,12 @@ def test_backward_is_bitwise_repeatable(opencl, public):
 
 def _counted(monkeypatch):
     """Count the device stfts (the signal framed, windowed and transformed: ``spectral_exec._spectrum``) and
-    the host tuning estimates."""
+    the host tuning estimates (the cpu backend's kernel, which the device op calls)."""
+    from specux._backends.cpu import tuning
     from specux._runtime import spectral_exec as se
-    from specux.ops import tuning
 
     counts = {"stft": 0, "estimate": 0}
-    real_spectrum, real_estimate = se._spectrum, tuning.estimate_tuning
+    real_spectrum, real_estimate = se._spectrum, tuning.estimate_from_spectrogram
 
     def spectrum(*args, **kw):
         counts["stft"] += 1
@@ -269,7 +269,7 @@ def _counted(monkeypatch):
         return real_estimate(*args, **kw)
 
     monkeypatch.setattr(se, "_spectrum", spectrum)
-    monkeypatch.setattr(tuning, "estimate_tuning", estimate)
+    monkeypatch.setattr(tuning, "estimate_from_spectrogram", estimate)
     return counts
 
 

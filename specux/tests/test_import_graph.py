@@ -182,20 +182,10 @@ def test_the_layer_check_sees_a_front_import(tmp_path: Path) -> None:
     assert set(found) == {"specux.torch.a", "specux.torch.b"}
 
 
-#: the front imports torch/ still makes, each with its reason; exactly these (a new one fails, and so does
-#: one that is gone but still listed). estimate_tuning is a host-only operation whose NumPy kernel (piptrack
-#: and the histogram vote) still lives in its front, specux/ops/tuning.py: the chroma ops call it for
-#: tuning=None until that kernel moves to specux._backends.cpu
-KNOWN_FRONT_IMPORTS = {
-    "specux.torch._ops_cq": {"specux.ops.tuning", "specux.ops.tuning.estimate_tuning"},
-    "specux.torch._ops_device_chroma": {"specux.ops.tuning", "specux.ops.tuning.estimate_tuning"},
-}
-
-
 def test_torch_never_imports_the_public_fronts() -> None:
-    # DESIGN.md: torch/ calls the backends' kernels and adjoints (specux._backends.cpu) and the validation of
-    # specux._spec, never specux.ops, not even inside a function
-    assert fronts_imported(PACKAGES["specux"], "specux.torch") == KNOWN_FRONT_IMPORTS
+    # DESIGN.md: torch/ calls the backends' kernels and adjoints (specux._backends.cpu: the chroma ops'
+    # tuning estimate too) and the validation of specux._spec, never specux.ops, not even inside a function
+    assert fronts_imported(PACKAGES["specux"], "specux.torch") == {}
 
 
 def test_the_cpu_backend_imports_no_torch_at_module_level() -> None:

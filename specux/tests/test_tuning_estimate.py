@@ -104,3 +104,19 @@ def test_a_one_bin_spectrogram_is_refused_naming_s(call):
     """One frequency bin infers n_fft = 0: it used to divide by zero deep inside."""
     with pytest.raises(ValueError, match=r"S must have shape .* with at least 2 frequency bins"):
         call(np.ones((1, 5)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_fft, bins_per_octave", [(256, 12), (255, 24), (2048, 12), (1024, 36)])
+def test_the_chroma_ops_kernel_is_estimate_tuning_of_the_spectrogram(n_fft, bins_per_octave, dtype):
+    """The cpu backend's estimate that chroma_stft's torch ops call for tuning=None (no dispatch) is the
+    public function's number bit for bit, with its defaults, also where n_fft is inferred from S (255:
+    128 bins give n_fft 254, 2048: the default matches)."""
+    from specux._backends.cpu.tuning import estimate_from_spectrogram
+
+    y = tones(0.27, seconds=1.0, dtype=dtype)
+    S = np.abs(specux.stft(y, n_fft=n_fft, hop_length=n_fft // 4, backend="cpu")) ** 2
+    got = estimate_from_spectrogram(S, sr=SR, bins_per_octave=bins_per_octave)
+    assert isinstance(got, float)
+    assert got == specux.estimate_tuning(S=S, sr=SR, bins_per_octave=bins_per_octave)
+    assert got == librosa.estimate_tuning(S=S, sr=SR, bins_per_octave=bins_per_octave)

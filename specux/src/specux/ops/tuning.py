@@ -2,19 +2,21 @@
 
 :func:`piptrack` finds spectral peaks per frame with parabolic interpolation; :func:`estimate_tuning` keeps
 the peaks whose magnitude reaches the median and passes their frequencies to :func:`pitch_tuning`, which
-takes the mode of a histogram of their deviations from the nearest bin.
+takes the mode of a histogram of their deviations from the nearest bin. These are the fronts (validation,
+dispatch, a signal's spectrogram); the kernels are the CPU backend's (:mod:`specux._backends.cpu.tuning`).
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 
 from specux import _arrays, _memory, _validate
 from specux._backend_doc import backends_doc
+from specux._backends.cpu import tuning as kernels
+from specux._backends.cpu.tuning import FMAX, FMIN, N_FFT, RESOLUTION, THRESHOLD
 from specux._dask import dask_route
 from specux._dispatch import prepare
 from specux.ops.stft import stft
@@ -24,7 +26,7 @@ __all__ = ["estimate_tuning", "piptrack", "pitch_tuning"]
 
 @backends_doc("pitch_tuning")
 @dask_route("pitch_tuning")
-def pitch_tuning(frequencies: Any, *, resolution: float = 0.01, bins_per_octave: int = 12) -> float:
+def pitch_tuning(frequencies: Any, *, resolution: float = RESOLUTION, bins_per_octave: int = 12) -> float:
     """Tuning deviation of a set of frequencies from A440 equal temperament, in fractions of a bin.
 
     Each frequency's offset from the nearest bin (``bins_per_octave`` bins per octave, A440 grid) is taken in
@@ -59,18 +61,7 @@ def pitch_tuning(frequencies: Any, *, resolution: float = 0.01, bins_per_octave:
     """
     resolution, bins_per_octave = _check_grid(resolution, bins_per_octave, "pitch_tuning")
     freqs = np.atleast_1d(_arrays.to_numpy(frequencies))
-    freqs = freqs[freqs > 0]
-    if freqs.size == 0:
-        warnings.warn(
-            "pitch_tuning: no positive frequencies to estimate tuning from; returning 0.0", stacklevel=2
-        )
-        return 0.0
-    # bins above A0 = 27.5 Hz, in the input's precision as librosa computes it
-    residual = np.mod(bins_per_octave * np.log2(freqs / (440.0 / 16)), 1.0)
-    residual[residual >= 0.5] -= 1.0
-    edges = np.linspace(-0.5, 0.5, math.ceil(1.0 / resolution) + 1)
-    counts, _ = np.histogram(residual, edges)
-    return float(edges[np.argmax(counts)])
+    return kernels.pitch_histogram(freqs, resolution, bins_per_octave)
 
 
 def _check_grid(resolution: Any, bins_per_octave: Any, public: str) -> tuple[float, int]:
@@ -90,29 +81,6 @@ def _check_grid(resolution: Any, bins_per_octave: Any, public: str) -> tuple[flo
     return resolution, bins_per_octave
 
 
-def _parabolic_shift(S: np.ndarray) -> np.ndarray:
-    """Offset (in bins, along axis -2) of the vertex of the parabola through each bin and its two
-    neighbours."""
-    shift = np.zeros_like(S)
-    below, centre, above = S[..., :-2, :], S[..., 1:-1, :], S[..., 2:, :]
-    a = above + below - 2 * centre
-    b = (above - below) / 2
-    # a vertex more than one bin away is not a local peak: no shift there (and no division by a == 0)
-    ok = np.abs(b) < np.abs(a)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        shift[..., 1:-1, :] = np.where(ok, -b / np.where(ok, a, 1), 0)
-    return shift
-
-
-def _local_max(S: np.ndarray) -> np.ndarray:
-    """True where a bin exceeds the bin below and is at least the bin above (axis -2); the top bin needs only
-    to exceed its neighbour, the bottom bin is never a maximum."""
-    peak = np.zeros(S.shape, dtype=bool)
-    peak[..., 1:-1, :] = (S[..., 1:-1, :] > S[..., :-2, :]) & (S[..., 1:-1, :] >= S[..., 2:, :])
-    peak[..., -1, :] = S[..., -1, :] > S[..., -2, :]
-    return peak
-
-
 def magnitude_spectrogram(
     y: Any,
     S: Any,
@@ -129,9 +97,7 @@ def magnitude_spectrogram(
     if S is not None:
         S = _arrays.to_numpy(S)
         _validate.spectrogram_shape(S, public)
-        if n_fft is None or n_fft // 2 + 1 != S.shape[-2]:
-            n_fft = 2 * (S.shape[-2] - 1)
-        return S, n_fft
+        return S, kernels.spectrogram_n_fft(S, n_fft)
     if y is None:
         raise ValueError(f"{public}: pass either y (a signal) or S (a spectrogram)")
     if n_fft is None:
@@ -157,11 +123,11 @@ def piptrack(
     *,
     sr: float = 22050,
     S: Any = None,
-    n_fft: int | None = 2048,
+    n_fft: int | None = N_FFT,
     hop_length: int | None = None,
-    fmin: float = 150.0,
-    fmax: float = 4000.0,
-    threshold: float = 0.1,
+    fmin: float = FMIN,
+    fmax: float = FMAX,
+    threshold: float = THRESHOLD,
     win_length: int | None = None,
     window: Any = "hann",
     center: bool = True,
@@ -214,33 +180,7 @@ def piptrack(
     S_, n_fft = magnitude_spectrogram(
         y, S, n_fft, hop_length, win_length, window, center, pad_mode, 1.0, "piptrack"
     )
-    # the gradient, shift, peaks and the two results: about ten arrays the size of the spectrogram
-    _memory.check(
-        10 * S_.nbytes,
-        public="piptrack",
-        parameter="n_fft",
-        value=n_fft,
-        detail=f"peak picking on a spectrogram of shape {S_.shape}",
-        advice="use a smaller n_fft or a larger hop_length, or pass a shorter signal",
-    )
-    S_ = np.abs(S_)
-    fmin = max(fmin, 0.0)
-    fmax = min(fmax, sr / 2)
-    freqs = np.fft.rfftfreq(n_fft, d=1.0 / sr)
-
-    slope = np.gradient(S_, axis=-2)
-    shift = _parabolic_shift(S_)
-    in_range = ((fmin <= freqs) & (freqs < fmax))[:, None]
-    if ref is None:
-        ref_value = threshold * np.max(S_, axis=-2, keepdims=True)
-    elif callable(ref):
-        ref_value = np.expand_dims(threshold * ref(S_, axis=-2), -2)
-    else:
-        ref_value = np.abs(ref)
-    peaks = in_range & _local_max(S_ * (S_ > ref_value))
-    bin_index = np.arange(S_.shape[-2], dtype=S_.dtype)[:, None]
-    pitches = np.where(peaks, (bin_index + shift) * S_.dtype.type(float(sr) / n_fft), 0).astype(S_.dtype)
-    mags = np.where(peaks, S_ + 0.5 * slope * shift, 0).astype(S_.dtype)
+    pitches, mags = kernels.piptrack_numpy(S_, sr, n_fft, fmin, fmax, threshold, ref)
     return _arrays.like(pitches, src), _arrays.like(mags, src)
 
 
@@ -251,8 +191,8 @@ def estimate_tuning(
     *,
     sr: float = 22050,
     S: Any = None,
-    n_fft: int | None = 2048,
-    resolution: float = 0.01,
+    n_fft: int | None = N_FFT,
+    resolution: float = RESOLUTION,
     bins_per_octave: int = 12,
     backend: str = "auto",
     **piptrack_kwargs: Any,
@@ -300,11 +240,7 @@ def estimate_tuning(
     >>> round(specux.estimate_tuning(y=y, sr=sr), 1)
     0.2
     """
-    _check_grid(resolution, bins_per_octave, "estimate_tuning")
+    resolution, bins_per_octave = _check_grid(resolution, bins_per_octave, "estimate_tuning")
     pitch, mag = piptrack(y, sr=sr, S=S, n_fft=n_fft, backend=backend, **piptrack_kwargs)
     pitch, mag = _arrays.to_numpy(pitch), _arrays.to_numpy(mag)
-    voiced = pitch > 0
-    threshold = np.median(mag[voiced]) if voiced.any() else 0.0
-    return pitch_tuning(
-        pitch[(mag >= threshold) & voiced], resolution=resolution, bins_per_octave=bins_per_octave
-    )
+    return kernels.estimate_from_peaks(pitch, mag, resolution, bins_per_octave)

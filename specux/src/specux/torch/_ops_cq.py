@@ -17,6 +17,7 @@ from torch import Tensor
 
 from specux._backends.cpu import adjoint_chroma
 from specux._backends.cpu import adjoint_cq as _adjoint_cq
+from specux._backends.cpu import tuning as cpu_tuning
 from specux._backends.cpu.chroma import chroma_from_cq, chroma_from_power
 from specux._backends.cpu.cqt import octave_bases, output_frames, vqt_plan
 from specux._backends.cpu.stft import _stft_numpy
@@ -314,9 +315,7 @@ def _chroma_stft_parts(
     if bank is not None:
         return p, power, numpy_of(bank), norm
     if tuning is None:
-        from specux.ops.tuning import estimate_tuning
-
-        tuning = estimate_tuning(S=power, sr=sr, bins_per_octave=n_chroma)
+        tuning = cpu_tuning.estimate_from_spectrogram(power, sr=sr, bins_per_octave=n_chroma)
     B = chroma_filter(
         sr=sr,
         n_fft=p.n_fft,

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from specux._backends.cpu import tuning as cpu_tuning
 from specux._backends.cpu.cqt import octave_bases, output_frames, vqt_plan
 from specux._runtime import cq_exec
 from specux._runtime import device_array as da
@@ -109,12 +110,10 @@ def _with_bank(rt: Any, X: Any, p: ChromaStftDevice) -> tuple[ChromaParams, Any]
     spectrogram ``|X| ** 2`` (downloaded; returned for reuse)."""
     if p.chroma.bank is not None:
         return p.chroma, None
-    from specux.ops.tuning import estimate_tuning
-
     S = se.modulus(rt, X, 2.0)
     args = dict(p.filter_args)
     sr = args.pop("sr")
-    tuning = estimate_tuning(S=da.download(rt, S), sr=sr, bins_per_octave=p.n_chroma)
+    tuning = cpu_tuning.estimate_from_spectrogram(da.download(rt, S), sr=sr, bins_per_octave=p.n_chroma)
     bank = _chroma_filter(sr, p.chroma.stft.n_fft, tuning, p.n_chroma, args)
     return replace(p.chroma, bank=bank), S
 
