@@ -94,8 +94,9 @@ def validate_vqt(y: Any, public: str, device: bool = False, **kw: Any) -> tuple[
                 f"{public}: tuning=None estimates the tuning from the signal on the host; for an array on a "
                 "device pass tuning explicitly (for example specux.estimate_tuning of a host copy)"
             )
-        # the estimate is a public host-only operation (its kernel still lives in its front): reached at call
-        # time, as a lower module reaches a higher one
+        # the estimate of a signal goes through its front, which computes the spectrogram with the cpu stft
+        # before the cpu backend's tuning kernels: reached at call time, as a lower module reaches a higher
+        # one
         from specux.ops.tuning import estimate_tuning
 
         tuning = estimate_tuning(x, sr=sr, bins_per_octave=bpo)
