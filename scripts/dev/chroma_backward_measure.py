@@ -1,11 +1,14 @@
-"""Count and time the work of chroma_stft's device autograd (docs/specux/torch.md, Devices).
+"""Count and time the work of chroma_stft's device autograd, or melspectrogram's, mfcc's or lfcc's
+(docs/specux/torch.md, Devices).
 
-Runs ``specux.chroma_stft`` of a torch CPU tensor that requires grad, ``tuning=None`` (estimated), on a
-device backend, forward then backward, and prints for each pass the device stfts run (the signal framed,
-windowed and transformed: ``spectral_exec._spectrum``), the host tuning estimates, and the median and best
-wall times over ``--repeat`` runs after one warm-up. Run it on two checkouts to compare them. Usage::
+Runs ``specux.<op>`` of a torch CPU tensor that requires grad (chroma_stft with ``tuning=None``, estimated;
+the others with their defaults) on a device backend, forward then backward, and prints for each pass the
+device stfts run (the signal framed, windowed and transformed: ``spectral_exec._spectrum``), the host tuning
+estimates, and the median and best wall times over ``--repeat`` runs after one warm-up. Run it on two
+checkouts to compare them. Usage::
 
-    python scripts/dev/chroma_backward_measure.py [--backend opencl] [--shape 4 110250] [--repeat 7]
+    python scripts/dev/chroma_backward_measure.py [--op chroma_stft] [--backend opencl] [--shape 4 110250]
+        [--repeat 7]
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ except ImportError:  # a checkout from before the move (the script compares two 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ops = ["chroma_stft", "melspectrogram", "mfcc", "lfcc"]
+    parser.add_argument("--op", default="chroma_stft", choices=ops)
     parser.add_argument("--backend", default="opencl", choices=["opencl", "cuda", "metal"])
     parser.add_argument("--shape", type=int, nargs="+", default=[4, 110250])
     parser.add_argument("--repeat", type=int, default=7)
@@ -49,6 +54,12 @@ def main() -> None:
 
     se._spectrum = counted_spectrum
     setattr(tuning, ESTIMATE, counted_estimate)
+    call = {
+        "chroma_stft": lambda x: specux.chroma_stft(x, sr=args.sr, tuning=None, backend=args.backend),
+        "melspectrogram": lambda x: specux.melspectrogram(x, sr=args.sr, backend=args.backend),
+        "mfcc": lambda x: specux.mfcc(x, sr=args.sr, backend=args.backend),
+        "lfcc": lambda x: specux.lfcc(x, sample_rate=int(args.sr), backend=args.backend),
+    }[args.op]
     y = torch.randn(*args.shape, generator=torch.Generator().manual_seed(0))
     device = "cuda" if args.backend == "cuda" else "cpu"
     times: dict[str, list[float]] = {"forward": [], "backward": []}
@@ -59,7 +70,7 @@ def main() -> None:
             counts.update(stft=0, estimate=0)
             start = time.perf_counter()
             if name == "forward":
-                out = specux.chroma_stft(x, sr=args.sr, tuning=None, backend=args.backend)
+                out = call(x)
             else:
                 out.backward(torch.ones_like(out))
             if device == "cuda":
@@ -67,9 +78,10 @@ def main() -> None:
             if run:  # the first run compiles the kernels
                 times[name].append(time.perf_counter() - start)
             seen[name] = dict(counts)
+    label = f"{args.op} {tuple(args.shape)}{' tuning=None' * (args.op == 'chroma_stft')} {args.backend}"
     for name in ("forward", "backward"):
         print(
-            f"chroma_stft {tuple(args.shape)} tuning=None {args.backend} {name}: "
+            f"{label} {name}: "
             f"{seen[name]['stft']} stft, {seen[name]['estimate']} tuning estimate; over {args.repeat} runs "
             f"median {statistics.median(times[name]) * 1e3:.1f} ms, best {min(times[name]) * 1e3:.1f} ms"
         )
