@@ -20,6 +20,7 @@ from vidmag import backend as _backend
 from vidmag._reference.colour import to_uint8
 from vidmag._reference.pipelines import MIT_UNREAD_TAIL
 from vidmag.backend import registry
+from vidmag.backend.output import HostOutput
 from vidmag.backend.stream import Stream
 from vidmag.params import (
     PHASE_BACKENDS,
@@ -230,6 +231,24 @@ def run(
     All validation happens in this call, before the iterator is returned; it reads the first frame.
     Backends: all (``vidmag.backend``).
     """
+    return _run(source, fs=fs, pipeline=pipeline, backend=backend, compat=compat, progress=progress,
+                n_frames=n_frames, into=None, **params)
+
+
+def _run(
+    source: Callable[[], Iterator[np.ndarray]],
+    *,
+    fs: float,
+    pipeline: str,
+    backend: str,
+    compat: str | None,
+    progress: Callable[[int], Any] | None,
+    n_frames: int | None,
+    into: HostOutput | None,
+    **params: Any,
+) -> Iterator[np.ndarray]:
+    """:func:`run`, whose backend may write the output frames straight into ``into`` (see
+    :class:`vidmag.backend.output.HostOutput`; the frames yielded are then views of its array)."""
     if not callable(source):
         hint = " (for a clip held in an array, use vidmag.magnify)" if hasattr(source, "shape") else ""
         raise TypeError(
@@ -293,7 +312,8 @@ def run(
         return counted(stream) if passes[0] == 1 else stream
 
     def produce() -> Iterator[np.ndarray]:
-        for done, frame in enumerate(chosen.run(plan, semantic_source), start=1):
+        frames_out = chosen.run(plan, semantic_source, into=into)
+        for done, frame in enumerate(frames_out, start=1):
             count, size = _clipped(frame)
             clipped["out"] += count
             clipped["out_bytes"] += size
@@ -403,13 +423,16 @@ def magnify(
         from vidmag._progress import ProgressBar
 
         bar = ProgressBar(total=output_frames(pipeline, compat, T))
-    # run() validates everything before it returns, so nothing below starts on bad input
-    frames_out = run(lambda: iter(clip), fs=fs, pipeline=pipeline, backend=backend, compat=compat,
-                     progress=bar, n_frames=T, **params)
-    out = np.empty((output_frames(pipeline, compat, T), *clip.shape[1:]), dtype=np.uint8)
+    # _run() validates everything before it returns, so nothing below starts on bad input; a backend that
+    # can writes the frames straight into `out` (no copy here), the others' frames are copied in
+    into = HostOutput()
+    frames_out = _run(lambda: iter(clip), fs=fs, pipeline=pipeline, backend=backend, compat=compat,
+                      progress=bar, n_frames=T, into=into, **params)
+    out = into.array = np.empty((output_frames(pipeline, compat, T), *clip.shape[1:]), dtype=np.uint8)
     count = 0
     for count, frame in enumerate(frames_out, start=1):
-        out[count - 1] = frame
+        if not into.holds(frame, count - 1):
+            out[count - 1] = frame
     if count != len(out):
         raise RuntimeError(f"backend produced {count} frames, expected {len(out)}")
     return out

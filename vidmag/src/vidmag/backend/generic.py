@@ -15,12 +15,14 @@ backend's array type.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
 from vidmag.backend.operations import FUSED, PRIMITIVES, FusedOperations, Operations
+from vidmag.backend.output import HostOutput
 from vidmag.backend.stages import FusedStages, PrimitiveStages, kept_levels
 from vidmag.backend.stream import Stream, refuse_stream
 from vidmag.params import Plan
@@ -188,8 +190,13 @@ class Backend:
         runs = {name: functools.partial(self._frames, PIPELINES[name]) for name in PIPELINES}
         return {**runs, **self._replaced}
 
-    def run(self, plan: Plan, source: Source) -> Iterator[np.ndarray]:
+    def run(self, plan: Plan, source: Source, *, into: HostOutput | None = None) -> Iterator[np.ndarray]:
         """Run ``plan.pipeline`` on the frames ``source()`` yields; returns an iterator of uint8 frames.
+
+        ``into``: the caller's output array (:class:`~vidmag.backend.output.HostOutput`). A fused tier whose
+        render writes host memory (``renders_into_host``) writes the output there, and the frames yielded
+        are views of it; so does a pipeline override that takes an ``into`` keyword. Otherwise it is
+        ignored (the caller copies the frames).
 
         When the operations have a ``synchronize()`` (a device with a queue), a run that ends early (an
         exception, a KeyboardInterrupt, the caller closing the iterator) first waits for the device to finish
@@ -197,9 +204,10 @@ class Backend:
         """
         replaced = self._replaced.get(plan.pipeline)
         if replaced is not None:
-            frames = replaced(plan, source)
+            takes = into is not None and "into" in inspect.signature(replaced).parameters
+            frames = replaced(plan, source, into=into) if takes else replaced(plan, source)
         else:
-            frames = self._frames(PIPELINES[plan.pipeline], plan, source)
+            frames = self._frames(PIPELINES[plan.pipeline], plan, source, into)
         synchronize = self._synchronizer()
         return frames if synchronize is None else _drained(frames, synchronize)
 
@@ -223,8 +231,10 @@ class Backend:
                 return synchronize
         return None
 
-    def _frames(self, pipeline: Pipeline, plan: Plan, source: Source) -> Iterator[np.ndarray]:
-        stages = self.stages
+    def _frames(
+        self, pipeline: Pipeline, plan: Plan, source: Source, into: HostOutput | None = None
+    ) -> Iterator[np.ndarray]:
+        stages = self.stages if into is None else self.stages.writing_into(into)
         size = stages.batch_frames(plan)
         for out in pipeline(stages, plan, lambda skip: groups_of(source(), size, skip)):
             yield from out if isinstance(out, np.ndarray) else stages.download(out)

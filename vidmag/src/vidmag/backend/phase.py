@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from vidmag.backend.generic import Backend
+from vidmag.backend.output import HostOutput
 from vidmag.backend.registry import BackendUnavailableError
 from vidmag.backend.stream import SaturationCount
 from vidmag.params import PHASE_BACKENDS, Plan
@@ -129,11 +130,11 @@ class PhaseBackend(Backend):
             runs = ", ".join(PHASE_BACKENDS[plan.pipeline])
             raise BackendUnavailableError(f"backend {self.name!r} does not run {plan.pipeline}: {runs} does")
 
-    def run(self, plan: Plan, source: Source) -> Iterator[np.ndarray]:
-        if plan.phase:
+    def run(self, plan: Plan, source: Source, *, into: HostOutput | None = None) -> Iterator[np.ndarray]:
+        if plan.phase:  # the phase pipelines write their own frames (``into`` is for the linear ones)
             self._check(plan)
             return self._phase_frames(plan, source)
-        return super().run(plan, source)
+        return super().run(plan, source, into=into)
 
     def open(self, plan: Plan) -> Any:
         if plan.phase:

@@ -28,6 +28,7 @@ from vidmag._reference.colour import RGB_TO_YIQ, YIQ_TO_RGB_EXACT, YIQ_TO_RGB_MI
 from vidmag._reference.temporal import butterworth_lowpass
 from vidmag.backend import spatial_taps
 from vidmag.backend.operations import FusedOperations, Operations
+from vidmag.backend.output import HostOutput
 from vidmag.params import PHASE_BACKENDS, Plan
 
 __all__ = [
@@ -154,6 +155,14 @@ class PrimitiveStages:
         # the reference converts each batch once.
         self._yiq: tuple[Any, Any] | None = None
 
+    def writing_into(self, into: HostOutput) -> PrimitiveStages:
+        """These stages: the primitives' output is on the device, downloaded; the caller copies it."""
+        return self
+
+    def output_slot(self, n: int) -> None:
+        """No slots: see :meth:`FusedStages.output_slot`."""
+        return None
+
     def batch_frames(self, plan: Plan) -> int:
         values = getattr(self.ops, "batch_values", DEFAULT_BATCH_VALUES)
         return max(1, values // (plan.height * plan.width * 3))
@@ -242,6 +251,9 @@ class FusedStages:
     ----------
     fused : FusedOperations
         The fused tier.
+    into : HostOutput, optional
+        The caller's output array, for a tier whose render writes host memory (``renders_into_host``): the
+        render then writes each batch into its place there (see :meth:`writing_into`).
 
     Notes
     -----
@@ -255,8 +267,21 @@ class FusedStages:
     #: Signals are in byte space: RGB 0 .. 255 (YIQ = RGB_TO_YIQ / 255 times them).
     space = RGB_TO_YIQ / 255.0
 
-    def __init__(self, fused: FusedOperations) -> None:
+    def __init__(self, fused: FusedOperations, into: HostOutput | None = None) -> None:
         self.fused = fused
+        self.into = into
+
+    def writing_into(self, into: HostOutput) -> FusedStages:
+        """Stages for one run whose output goes into ``into``, where the tier's render can write there
+        (``renders_into_host``); else these stages (the caller copies the frames)."""
+        if not getattr(self.fused, "renders_into_host", False):
+            return self
+        return FusedStages(self.fused, into)
+
+    def output_slot(self, n: int) -> np.ndarray | None:
+        """The slots of the run's next ``n`` output frames in the caller's array, or None when the output
+        does not go there. Every frame of the run takes its slot, in order."""
+        return None if self.into is None else self.into.take(n)
 
     def batch_frames(self, plan: Plan) -> int:
         return max(1, int(self.fused.batch_frames(plan)))
@@ -328,8 +353,10 @@ class FusedStages:
     ) -> Any:
         f, H, W = self.fused, plan.height, plan.width
         c_mat, e_mat = output_matrices(plan.mit, self.space, gain, chroma)
+        slot = self.output_slot(frames.shape[0])
+        into = {} if slot is None else {"into": slot}
         if signal is None:
-            return f.render(frames, None, None, c_mat, np.zeros((3, 3)))
+            return f.render(frames, None, None, c_mat, np.zeros((3, 3)), **into)
         h, w = signal.shape[1:3]
         if kind == "bicubic":
             # a signal 2^level times smaller than the frame: E is applied to it here, so the render adds an
@@ -337,8 +364,8 @@ class FusedStages:
             # height in the render
             rgb = f.apply_matrix(signal, e_mat)
             wide = f.map_axis(rgb, spatial_taps.bicubic(w, W), 2, scratch="render-wide")
-            return f.render(frames, wide, spatial_taps.bicubic(h, H), c_mat, np.eye(3))
+            return f.render(frames, wide, spatial_taps.bicubic(h, H), c_mat, np.eye(3), **into)
         # the widened level-1 signal has the shape of "rows0" of the bands (level 0 reduced along the height
         # only), dead by now: sharing it saves a full-width float buffer per batch
         wide = f.map_axis(signal, spatial_taps.expand(w, W), 2, scratch="rows0")
-        return f.render(frames, wide, spatial_taps.expand(h, H), c_mat, e_mat)
+        return f.render(frames, wide, spatial_taps.expand(h, H), c_mat, e_mat, **into)

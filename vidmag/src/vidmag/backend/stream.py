@@ -118,6 +118,16 @@ def _count_clipped(frames: Any) -> tuple[int, int]:
     return registry.backend_module(owner).count_clipped(frames, _ROW_STEP)
 
 
+def first_frame(stages: Any, group: Sequence[np.ndarray]) -> np.ndarray:
+    """Frame 0 of a stream, which comes out as its input bytes: (1, H, W, 3), a copy of ``group[0]``, in its
+    slot of the caller's output array when the run writes there (``stages.output_slot``)."""
+    slot = stages.output_slot(1)
+    if slot is None:
+        return np.array(group[0], dtype=np.uint8)[None]
+    slot[0] = group[0]
+    return slot
+
+
 class FilterState:
     """The state of a streaming pipeline between batches, and the step that advances it.
 
@@ -165,7 +175,7 @@ class FilterState:
                 bands = stages.bands(first, plan, kept, scratch=False)
                 self.states = {lv: stages.scan_state(band, self.filter) for lv, band in bands.items()}
             # frame 0 is written as its input bytes (on the host when it came from there)
-            out.append(np.array(group[0], dtype=np.uint8)[None] if isinstance(group, list) else first)
+            out.append(first_frame(stages, group) if isinstance(group, list) else first)
             self.consistent = True
             group = group[1:]
             if len(group) == 0:

@@ -55,17 +55,20 @@ def create():
             whole = {name: self._whole_clip for name in ("laplacian_butterworth", "laplacian_iir")}
             super().__init__("opencl", operations, whole, fused)
 
-        def _stream(self, plan, name, synchronize):
-            state = FusedFilterState(self.stages, self.fused, plan)
-            return Stream(self.stages, plan, name=name, synchronize=synchronize, state=state)
+        def _stream(self, plan, name, synchronize, stages=None):
+            stages = self.stages if stages is None else stages
+            state = FusedFilterState(stages, self.fused, plan)
+            return Stream(stages, plan, name=name, synchronize=synchronize, state=state)
 
         def open(self, plan):
             if not plan.streams:
                 raise refuse_stream(plan)
             return self._stream(plan, self.name, self._synchronizer())
 
-        def _whole_clip(self, plan, source):
-            stream = self._stream(plan, "whole clip", None)  # the run that holds it drains the device
+        def _whole_clip(self, plan, source, into=None):
+            # the stream's stages write the output into the caller's array when there is one (`into`)
+            stages = self.stages if into is None else self.stages.writing_into(into)
+            stream = self._stream(plan, "whole clip", None, stages)  # the run that holds it drains the device
             for group in groups_of(source(), self.stages.batch_frames(plan)):
                 for piece in stream.feed(group):
                     yield from piece

@@ -54,6 +54,10 @@ class OpenCLFused:
     ops : OpenCLOperations
     """
 
+    #: :meth:`render` takes ``into``, a host array to write the output bytes into (see
+    #: :class:`vidmag.backend.output.HostOutput`)
+    renders_into_host = True
+
     def __init__(self, ops: OpenCLOperations) -> None:
         self.ops = ops
         self.rt = ops.rt
@@ -157,17 +161,27 @@ class OpenCLFused:
         return x
 
     def render(
-        self, frames: cla.Array, signal: cla.Array | None, taps: Taps | None, c: np.ndarray, e: np.ndarray
+        self,
+        frames: cla.Array,
+        signal: cla.Array | None,
+        taps: Taps | None,
+        c: np.ndarray,
+        e: np.ndarray,
+        *,
+        into: np.ndarray | None = None,
     ) -> np.ndarray:
+        """The contract's render; ``into``: a C-contiguous uint8 host array of the output's shape to write
+        the bytes into (returned), instead of a fresh one."""
         frames = dense(frames)
         n, H, W, _ = frames.shape
         if signal is None:  # no signal: a zero row resampled to every row, with E = 0
             signal = self.ops.scratch("render-zeros", (n, 1, W, 3), np.float32).fill(0)
             taps = Taps(np.zeros((H, 1), np.int32), np.zeros((H, 1)), 1)
         signal = dense(signal)
-        # the kernel writes straight into a fresh host array (USE_HOST_PTR: on a device sharing the host's
-        # memory, such as PoCL's, there is no copy back); the map below makes its contents valid on the host
-        host, out = self.output_buffer(frames.shape)
+        # the kernel writes straight into a host array, the caller's or a fresh one (USE_HOST_PTR: on a
+        # device sharing the host's memory, such as PoCL's, there is no copy back); the map below makes its
+        # contents valid on the host
+        host, out = self.output_buffer(frames.shape, into=into)
         iy, wy = self.ops.taps(taps)
         k = taps.index.shape[1]
         # frames at least 8 pixels wide take the hand-vectorised kernel (8 pixels per work item), in its
@@ -197,13 +211,29 @@ class OpenCLFused:
             )
         return self.finish_output(host, out)
 
-    def output_buffer(self, shape: tuple[int, ...]) -> tuple[np.ndarray, Any]:
-        """A fresh host uint8 array of ``shape`` and a device buffer over it (``USE_HOST_PTR``: on a device
-        that shares the host's memory, such as PoCL's, kernels write straight into the array).
+    def output_buffer(
+        self, shape: tuple[int, ...], *, into: np.ndarray | None = None
+    ) -> tuple[np.ndarray, Any]:
+        """A host uint8 array of ``shape`` (``into``, or a fresh one) and a device buffer over it
+        (``USE_HOST_PTR``: on a device that shares the host's memory, such as PoCL's, kernels write straight
+        into the array).
 
         The array must outlive every kernel enqueued on the buffer; :meth:`finish_output` waits for them.
+
+        Raises
+        ------
+        ValueError
+            ``into`` is not a C-contiguous uint8 array of ``shape``.
         """
-        host = np.empty(shape, np.uint8)
+        if into is None:
+            host = np.empty(shape, np.uint8)
+        elif into.dtype != np.uint8 or into.shape != tuple(shape) or not into.flags.c_contiguous:
+            raise ValueError(
+                f"into must be a C-contiguous uint8 array of shape {tuple(shape)}, got {into.dtype} "
+                f"{into.shape}{'' if into.flags.c_contiguous else ' (not contiguous)'}"
+            )
+        else:
+            host = into
         flags = cl.mem_flags.WRITE_ONLY | cl.mem_flags.USE_HOST_PTR
         return host, cl.Buffer(self.rt.context, flags, hostbuf=host)
 

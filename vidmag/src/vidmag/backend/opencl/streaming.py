@@ -37,7 +37,7 @@ import pyopencl as cl
 from vidmag.backend import spatial_taps
 from vidmag.backend.opencl.operations import sized_kernel
 from vidmag.backend.stages import output_matrices
-from vidmag.backend.stream import FilterState
+from vidmag.backend.stream import FilterState, first_frame
 from vidmag.params import Plan
 
 __all__ = ["FusedFilterState"]
@@ -355,7 +355,7 @@ class FusedFilterState(FilterState):
             self.consistent = False
             self.states = self._start_states()
             self._run(first, self._launches(1, True), download=False)
-            out.append(np.array(group[0], dtype=np.uint8)[None])  # frame 0: its input bytes
+            out.append(first_frame(self.stages, group))  # frame 0: its input bytes
             self.consistent = True
             group = group[1:]
             if len(group) == 0:
@@ -368,12 +368,14 @@ class FusedFilterState(FilterState):
 
     def _run(self, group: Sequence[np.ndarray], launches: list[_Launch], *, download: bool) -> Any:
         """The frames on the device (no copy where the device shares the host's memory), the launches, and
-        the output bytes (``download``) written into a fresh host array."""
+        the output bytes (``download``) written into a host array: the frames' slots in the caller's
+        output array when the run writes there (``stages.output_slot``), else a fresh one."""
         fused, queue = self.fused, self.rt.queue
         frames = fused.upload_frames(list(group)).data
         launches[0].kernel.set_arg(0, frames)
         if download:
-            host, out = fused.output_buffer((len(group), *group[0].shape))
+            slot = self.stages.output_slot(len(group))
+            host, out = fused.output_buffer((len(group), *group[0].shape), into=slot)
             launches[-1].kernel.set_arg(0, frames)
             launches[-1].kernel.set_arg(2, out)
         for launch in launches:
