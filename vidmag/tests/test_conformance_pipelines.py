@@ -150,6 +150,7 @@ def test_many_small_chunks_match_reference(backend_name, pipeline, compat, requi
 
         monkeypatch.setattr(fused, "CHUNK_BYTES", 5 * frame_bytes)  # a GPU's batch
         monkeypatch.setattr(fused, "CHUNK_BYTES_CPU", 5 * frame_bytes)  # a CPU device's (PoCL)
+        monkeypatch.setattr(fused, "CHUNK_BYTES_CPU_GAUSSIAN", 5 * frame_bytes)  # its gaussian_ideal's
     if name == "vulkan":
         from vidmag.backend.vulkan import fused
 

@@ -150,3 +150,23 @@ def test_a_cpu_device_takes_smaller_batches(require_backend):
     real = fused.OpenCLFused(OpenCLOperations())
     expected = fused.CHUNK_BYTES_CPU if real.rt.runtime.on_cpu else fused.CHUNK_BYTES
     assert real.batch_frames(plan) == max(1, expected // frame_bytes)
+
+
+def test_gaussian_ideal_takes_larger_batches_on_a_cpu_device(require_backend):
+    """gaussian_ideal's batch holds float images 2^level times shorter than its frames, so on a CPU device it
+    takes the larger CHUNK_BYTES_CPU_GAUSSIAN (fewer launches); the Laplacian pipelines keep CHUNK_BYTES_CPU,
+    and a GPU CHUNK_BYTES for every pipeline."""
+    require_backend("opencl")
+    from types import SimpleNamespace
+
+    from vidmag.backend.opencl import pipelines as fused
+
+    plan = make_plan("gaussian_ideal", fs=30.0, compat=None, params=dict(alpha=50.0, level=4, fl=50 / 60,
+                     fh=1.0, chrom_attenuation=1.0), frame_shape=(592, 528, 3))
+    frame_bytes = 592 * 528 * 3
+    tier = fused.OpenCLFused.__new__(fused.OpenCLFused)
+    tier.rt = SimpleNamespace(runtime=SimpleNamespace(on_cpu=True))
+    assert tier.batch_frames(plan) == fused.CHUNK_BYTES_CPU_GAUSSIAN // frame_bytes
+    assert fused.CHUNK_BYTES_CPU_GAUSSIAN > fused.CHUNK_BYTES_CPU
+    tier.rt = SimpleNamespace(runtime=SimpleNamespace(on_cpu=False))
+    assert tier.batch_frames(plan) == fused.CHUNK_BYTES // frame_bytes

@@ -48,6 +48,7 @@ def test_opencl_writes_every_frame_in_place_and_in_order(
     clip = make_clip(T=23, H=40, W=37, seed=2)
     # batches of 5 frames on either kind of device: the slots of several batches, the last one shorter
     monkeypatch.setattr(opencl_pipelines, "CHUNK_BYTES_CPU", 5 * clip[0].nbytes)
+    monkeypatch.setattr(opencl_pipelines, "CHUNK_BYTES_CPU_GAUSSIAN", 5 * clip[0].nbytes)
     monkeypatch.setattr(opencl_pipelines, "CHUNK_BYTES", 5 * clip[0].nbytes)
     params = synthetic_params[pipeline]
     out = vidmag.magnify(clip, fs=30.0, pipeline=pipeline, backend="opencl", compat=compat, **params)
