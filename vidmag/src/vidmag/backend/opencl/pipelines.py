@@ -36,12 +36,12 @@ CHUNK_BYTES = 16 * 2**20
 #: does not notice). `vidmag magnify --preset baby` is held to 500 MB, and the 136 MB decide it.
 CHUNK_BYTES_CPU = 4 * 2**20
 
-#: The same on a CPU device for gaussian_ideal, whose batch holds far less than a Laplacian one: its float
-#: images are 2^level times shorter than the frames (the down stack after its vertical pass, the widened
-#: signal), under a fifth of the frames' bytes at the face preset's level 4, where the Laplacian pipelines hold
+#: The same on a CPU device for gaussian_ideal, whose batch holds far less than a Laplacian one: its two float
+#: images (the down stack after its vertical pass, the widened signal) are 2^level times shorter than the
+#: frames, about half the frames' bytes at the face preset's level 4, where the Laplacian pipelines hold
 #: about 8 times the frames' bytes. Larger batches mean fewer launches, each of which costs PoCL a fixed
 #: overhead: measured 2026-12-06 on the 2-core Zen 4 (PoCL 3.1), the face preset on 301 decoded face.mp4
-#: frames took 0.42 s of processor time at 4 MiB, 0.36 at 16, 0.35 at 32 (best of 8 runs each, machine shared).
+#: frames took 0.42 s of processor time at 4 MiB, 0.36 at 16, 0.35 at 32 (best of 8 runs, machine shared).
 CHUNK_BYTES_CPU_GAUSSIAN = 16 * 2**20
 
 
