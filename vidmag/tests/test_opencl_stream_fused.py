@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import vidmag
+from vidmag.backend import spatial_taps
 from vidmag.backend.stages import kept_levels
 from vidmag.params import make_plan
 from vidmag.pipelines import open_stream
@@ -170,3 +171,26 @@ def test_gaussian_ideal_takes_larger_batches_on_a_cpu_device(require_backend):
     assert fused.CHUNK_BYTES_CPU_GAUSSIAN > fused.CHUNK_BYTES_CPU
     tier.rt = SimpleNamespace(runtime=SimpleNamespace(on_cpu=False))
     assert tier.batch_frames(plan) == fused.CHUNK_BYTES // frame_bytes
+
+
+def test_frames_wrapped_without_a_copy_live_until_the_queue_is_done(require_backend):
+    """Frames that lie one after another in memory are read in place (USE_HOST_PTR) by kernels that run after
+    upload_frames returns. Decoded frames can lie so by chance, and their caller drops them for the next
+    group at once: freed under a running kernel, they crashed a file run of baby.mp4 (SIGSEGV in cols16_u8).
+    The fused tier keeps every such frame alive until the queue has been waited for."""
+    import gc
+    import weakref
+
+    _, backend = require_backend("opencl")
+    fused = backend.fused
+    block = np.zeros((3, 16, 24, 3), np.uint8)  # three frames, adjacent: read in place
+    alive = weakref.ref(block)
+    group = list(block)  # views of the block, as a decoder's adjacent frames are of their buffers
+    uploaded = fused.upload_frames(group)
+    fused.map_axis(uploaded, spatial_taps.reduce(16, "laplacian"), 1)  # a kernel reading them, not waited
+    del group, block, uploaded
+    gc.collect()
+    assert alive() is not None  # held while the kernel may still read it
+    fused.synchronize()
+    gc.collect()
+    assert alive() is None  # let go once the queue is done

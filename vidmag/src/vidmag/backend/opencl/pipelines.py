@@ -70,10 +70,17 @@ class OpenCLFused:
         self.ops = ops
         self.rt = ops.rt
         self._capacity = 0  # frames the reused upload buffer holds
+        # Buffers over the caller's frames (USE_HOST_PTR), with those frames, until the queue has finished
+        # with them: the caller may drop its frames (decoded ones: the next group replaces them) while
+        # kernels enqueued on them still read them, and neither pyopencl nor the driver keeps the host
+        # memory alive. Released once the queue has been waited for (finish_output, synchronize).
+        self._in_flight: list[tuple[Any, list[np.ndarray]]] = []
 
     def synchronize(self) -> None:
-        """Wait for every launch so far (see :meth:`OpenCLOperations.synchronize`)."""
+        """Wait for every launch so far (see :meth:`OpenCLOperations.synchronize`), then let go of the
+        caller's frames that launches read."""
         self.ops.synchronize()
+        self._in_flight.clear()
 
     # --- frames in and out ------------------------------------------------------------------------------
     def batch_frames(self, plan: Plan) -> int:
@@ -86,8 +93,9 @@ class OpenCLFused:
     def upload_frames(self, frames: Sequence[np.ndarray]) -> cla.Array:
         """Host frames on the device. Frames that lie one after another in memory (the slices of a clip array
         that ``vidmag.magnify`` hands over, or a batch pushed to a stream) become a buffer over that memory
-        (``USE_HOST_PTR``): no copy on a device that shares the host's memory, such as PoCL's. Others
-        (decoded frames) are copied into one device buffer reused from call to call."""
+        (``USE_HOST_PTR``): no copy on a device that shares the host's memory, such as PoCL's; those frames
+        are kept alive until the queue has been waited for. Others (decoded frames) are copied into one
+        device buffer reused from call to call."""
         if isinstance(frames, np.ndarray):
             frames = list(frames) if frames.ndim == 4 else [frames]
         if not isinstance(frames, (list, tuple)):
@@ -97,7 +105,10 @@ class OpenCLFused:
         span = contiguous_span(frames)
         if span is not None:
             flags = cl.mem_flags.READ_ONLY | cl.mem_flags.USE_HOST_PTR
-            buffer = cl.Buffer(self.rt.context, flags, hostbuf=span)  # pyopencl keeps span alive with it
+            buffer = cl.Buffer(self.rt.context, flags, hostbuf=span)
+            # every frame of the span stays alive until the queue is done with it (span's own base is the
+            # first frame alone)
+            self._in_flight.append((buffer, list(frames)))
             return cla.Array(self.rt.queue, span.shape, np.uint8, data=buffer)
         # one buffer, grown to the largest batch so far (a stream's pushes vary in size)
         self._capacity = max(self._capacity, len(frames))
@@ -254,4 +265,6 @@ class OpenCLFused:
             self.rt.queue, out, cl.map_flags.READ, 0, host.shape, host.dtype, is_blocking=True
         )
         mapped.base.release()
+        # the in-order queue has finished every launch before the map: frames read so far can go
+        self._in_flight.clear()
         return host
