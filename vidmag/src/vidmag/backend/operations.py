@@ -313,5 +313,8 @@ class FusedOperations(Protocol[A]):
         ``e`` take them to RGB in [0, 1]), then the MIT output handling: negatives become 0, a pixel with a
         channel above 1 is divided by its largest channel, and ``255 v`` is rounded half away from zero.
         Returns uint8 (n, H, W, 3): on the host (a NumPy array) where the backend writes there directly,
-        else in its array type (the caller downloads it). Reference: ``_reference.colour.yiq_to_rgb_uint8``.
+        else in its array type (the caller downloads it). A tier that sets ``renders_into_host = True`` also
+        takes ``into=``, a C-contiguous uint8 host array of the output's shape, writes the bytes there and
+        returns it (``vidmag.magnify`` then hands it its slots of the returned array: see
+        :class:`vidmag.backend.output.HostOutput`). Reference: ``_reference.colour.yiq_to_rgb_uint8``.
         """
