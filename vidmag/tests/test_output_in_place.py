@@ -1,6 +1,8 @@
-"""``vidmag.magnify`` on the opencl backend writes the output frames straight into the array it returns.
+"""``vidmag.magnify`` on the opencl and vulkan backends writes the output frames straight into the array it
+returns (cuda and metal too: the shared kernel tier of vulkan's, checked here on Vulkan).
 
-The output kernel writes through a buffer over host memory; :class:`vidmag.backend.output.HostOutput` hands
+The opencl output kernel writes through a buffer over host memory, the kernel tier reads the render's bytes
+back into the slot; :class:`vidmag.backend.output.HostOutput` hands
 it each batch's slots of the final array, so ``magnify`` copies no frame (on a processor the copy and the
 first touch of per-batch arrays cost about a third of the colour run). What must hold: every frame is in
 place (none copied), in its slot (the result equals the frames of :func:`vidmag.run`, which writes into
@@ -37,26 +39,34 @@ def placed(monkeypatch):
     return counts
 
 
+def _small_batches(monkeypatch, backend: str, frame_bytes: int) -> None:
+    """Batches of 5 frames on either kind of device: the slots of several batches, the last one shorter."""
+    if backend == "opencl":
+        from vidmag.backend.opencl import pipelines as opencl_pipelines
+
+        for name in ("CHUNK_BYTES_CPU", "CHUNK_BYTES_CPU_GAUSSIAN", "CHUNK_BYTES"):
+            monkeypatch.setattr(opencl_pipelines, name, 5 * frame_bytes)
+    else:
+        from vidmag.backend.vulkan import fused
+
+        monkeypatch.setattr(fused, "CHUNK_BYTES", 5 * frame_bytes)
+
+
+@pytest.mark.parametrize("backend", ["opencl", "vulkan"])
 @pytest.mark.parametrize("compat", [None, "mit"])
 @pytest.mark.parametrize("pipeline", LINEAR)
-def test_opencl_writes_every_frame_in_place_and_in_order(
-    pipeline, compat, require_backend, make_clip, synthetic_params, placed, monkeypatch
+def test_the_backend_writes_every_frame_in_place_and_in_order(
+    pipeline, compat, backend, require_backend, make_clip, synthetic_params, placed, monkeypatch
 ):
-    require_backend("opencl")
-    from vidmag.backend.opencl import pipelines as opencl_pipelines
-
-    clip = make_clip(T=23, H=40, W=37, seed=2)
-    # batches of 5 frames on either kind of device: the slots of several batches, the last one shorter
-    monkeypatch.setattr(opencl_pipelines, "CHUNK_BYTES_CPU", 5 * clip[0].nbytes)
-    monkeypatch.setattr(opencl_pipelines, "CHUNK_BYTES_CPU_GAUSSIAN", 5 * clip[0].nbytes)
-    monkeypatch.setattr(opencl_pipelines, "CHUNK_BYTES", 5 * clip[0].nbytes)
+    require_backend(backend)
+    clip = make_clip(T=23, H=40, W=36, seed=2)  # rows of whole words (the grid kernels) on vulkan
+    _small_batches(monkeypatch, backend, clip[0].nbytes)
     params = synthetic_params[pipeline]
-    out = vidmag.magnify(clip, fs=30.0, pipeline=pipeline, backend="opencl", compat=compat, **params)
+    out = vidmag.magnify(clip, fs=30.0, pipeline=pipeline, backend=backend, compat=compat, **params)
     assert placed == {"in place": len(out), "copied": 0}
-    streamed = np.stack(list(run(lambda: iter(clip), fs=30.0, pipeline=pipeline, backend="opencl",
+    streamed = np.stack(list(run(lambda: iter(clip), fs=30.0, pipeline=pipeline, backend=backend,
                                  compat=compat, **params)))
     np.testing.assert_array_equal(out, streamed)
-
 
 def test_a_backend_without_host_output_is_copied(make_clip, synthetic_params, placed):
     clip = make_clip(T=12, H=32, W=32)
@@ -76,6 +86,19 @@ def test_slots_are_consecutive_views_and_the_end_is_guarded():
     assert into.array[2:].min() == 9 and into.array[:2].max() == 0
     with pytest.raises(RuntimeError, match="frames 5 to 5 of an output of 5 frames"):
         into.take(1)
+
+
+def test_the_kernel_tier_render_refuses_a_wrong_output_array(require_backend):
+    _, backend = require_backend("vulkan")
+    rt = backend.fused.rt
+    frames = rt.to_device(np.zeros((2, 4, 8, 3), np.uint8))
+    eye = np.eye(3) / 255.0
+    with pytest.raises(ValueError, match=r"into must be a C-contiguous uint8 array of shape \(2, 4, 8, 3\)"):
+        backend.fused.render(frames, None, None, eye, np.zeros((3, 3)),
+                             into=np.empty((2, 4, 8, 3), np.float32))
+    with pytest.raises(ValueError, match="not contiguous"):
+        backend.fused.render(frames, None, None, eye, np.zeros((3, 3)),
+                             into=np.empty((2, 4, 16, 3), np.uint8)[:, :, ::2])
 
 
 def test_opencl_render_refuses_a_wrong_output_array(require_backend):

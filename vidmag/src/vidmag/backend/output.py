@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["HostOutput"]
+__all__ = ["HostOutput", "checked_into"]
 
 
 class HostOutput:
@@ -71,3 +71,26 @@ class HostOutput:
             and frame.shape == slot.shape
             and frame.strides == slot.strides
         )
+
+
+def checked_into(into: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``into``, a render's destination, once it is what a render writes: a C-contiguous uint8 array of
+    ``shape``.
+
+    Raises
+    ------
+    ValueError
+        It is not (the message names ``into`` and what it is).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> checked_into(np.zeros((1, 2, 2, 3), np.uint8), (1, 2, 2, 3)).shape
+    (1, 2, 2, 3)
+    """
+    if into.dtype != np.uint8 or into.shape != tuple(shape) or not into.flags.c_contiguous:
+        raise ValueError(
+            f"into must be a C-contiguous uint8 array of shape {tuple(shape)}, got {into.dtype} "
+            f"{into.shape}{'' if into.flags.c_contiguous else ' (not contiguous)'}"
+        )
+    return into

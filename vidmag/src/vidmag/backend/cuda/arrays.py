@@ -73,10 +73,13 @@ class DeviceFused(KernelFused):
             return frames.upload(self.rt)
         return super().upload_frames(frames)
 
+    #: the output stays on the device: no host array to write into
+    renders_into_host = False
+
     def download(self, frames: Any) -> Any:
         return frames
 
-    def _finish(self, out: DeviceArray) -> Any:
+    def _finish(self, out: DeviceArray, into: np.ndarray | None = None) -> Any:
         return out
 
 

@@ -166,9 +166,12 @@ class KernelDevice:
         if host.nbytes:
             self._write(array.buffer, np.ascontiguousarray(host))
 
-    def download(self, array: DeviceArray) -> np.ndarray:
+    def download(self, array: DeviceArray, out: np.ndarray | None = None) -> np.ndarray:
+        """``array`` on the host (after the launches recorded so far): in ``out`` when given (a C-contiguous
+        array of its shape and dtype), else in a fresh array."""
         self.flush()
-        out = np.empty(array.shape, array.dtype)
+        if out is None:
+            out = np.empty(array.shape, array.dtype)
         if out.nbytes:
             self._read(array.buffer, out)
         return out

@@ -18,6 +18,7 @@ import numpy as np
 from vidmag.backend.kernels.device import DeviceArray
 from vidmag.backend.kernels.operations import KernelOperations, Stack, _floats
 from vidmag.backend.kernels.templates import MAX_GROUPS
+from vidmag.backend.output import checked_into
 from vidmag.backend.spatial_taps import Taps
 from vidmag.backend.stages import contiguous_span
 from vidmag.params import Plan
@@ -42,6 +43,10 @@ class KernelFused:
 
     #: the backend's name, for error messages
     name = "kernel"
+    #: :meth:`render` takes ``into``, a host array the output bytes are read back into (a slot of the
+    #: caller's output, :class:`~vidmag.backend.output.HostOutput`): no batch array for ``vidmag.magnify``
+    #: to copy from
+    renders_into_host = True
 
     def __init__(self, ops: KernelOperations, name: str | None = None) -> None:
         if name is not None:
@@ -129,7 +134,7 @@ class KernelFused:
         return self.ops.scan_into(state, frames, c1, c2, gain)
 
     def render(self, frames: DeviceArray, signal: DeviceArray | None, taps: Taps | None, c: np.ndarray,
-               e: np.ndarray) -> np.ndarray:
+               e: np.ndarray, *, into: np.ndarray | None = None) -> np.ndarray:
         n, H, W, _ = frames.shape
         out = self.rt.scratch("render-out", frames.shape, np.uint8)
         if signal is None:  # no taps: the kernel adds nothing (E is 0 too)
@@ -146,9 +151,12 @@ class KernelFused:
             pixels = n * H * W
             self.rt.launch("render", -(-pixels // 4), frames, signal_buf, out, iy, wy, k, H, W, h, pixels,
                            *_floats(c), *_floats(e))
-        return self._finish(out)
+        return self._finish(out, into)
 
-    def _finish(self, out: DeviceArray) -> Any:
-        """The render's bytes as the pipelines return them: on the host here (a tier whose callers hold
-        device arrays returns ``out`` itself, copied out before the next batch reuses it)."""
-        return self.rt.download(out)
+    def _finish(self, out: DeviceArray, into: np.ndarray | None = None) -> Any:
+        """The render's bytes as the pipelines return them: on the host here, in ``into`` when given (a tier
+        whose callers hold device arrays returns ``out`` itself, copied out before the next batch reuses
+        it)."""
+        if into is None:
+            return self.rt.download(out)
+        return self.rt.download(out, out=checked_into(into, out.shape))

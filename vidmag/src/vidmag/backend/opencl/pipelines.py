@@ -19,6 +19,7 @@ import pyopencl as cl
 import pyopencl.array as cla
 
 from vidmag.backend.opencl.operations import OpenCLOperations, dense, sized_kernel
+from vidmag.backend.output import checked_into
 from vidmag.backend.spatial_taps import Taps
 from vidmag.backend.stages import contiguous_span
 from vidmag.params import Plan
@@ -247,15 +248,7 @@ class OpenCLFused:
         ValueError
             ``into`` is not a C-contiguous uint8 array of ``shape``.
         """
-        if into is None:
-            host = np.empty(shape, np.uint8)
-        elif into.dtype != np.uint8 or into.shape != tuple(shape) or not into.flags.c_contiguous:
-            raise ValueError(
-                f"into must be a C-contiguous uint8 array of shape {tuple(shape)}, got {into.dtype} "
-                f"{into.shape}{'' if into.flags.c_contiguous else ' (not contiguous)'}"
-            )
-        else:
-            host = into
+        host = np.empty(shape, np.uint8) if into is None else checked_into(into, shape)
         flags = cl.mem_flags.WRITE_ONLY | cl.mem_flags.USE_HOST_PTR
         return host, cl.Buffer(self.rt.context, flags, hostbuf=host)
 
