@@ -98,18 +98,21 @@ def filters(h: int, w: int, orientations: int, bands_per_octave: int) -> tuple[B
     radii = 2.0 ** -np.arange(0.0, ht + step / 2, step)
     angle, radius = _polar_grid(h, w)
     high, low_prev = _radial_pair(radii[0], radius, twidth)
-    masks = [high]
+    bands = [_cropped(high)]
     for r in radii[1:]:
         high, low = _radial_pair(r, radius, twidth)
         ring = high * low_prev
-        masks.extend(ring * _angle_mask(b, orientations, angle) / 2.0 for b in range(orientations))
+        bands.extend(_cropped(ring * _angle_mask(b, orientations, angle) / 2.0) for b in range(orientations))
         low_prev = low
-    masks.append(low_prev)
-    bands = []
-    for mask in masks:
-        rows, cols = _crop(mask)
-        bands.append(Band(mask[rows, cols], rows, cols))
+    bands.append(_cropped(low_prev))
     return tuple(bands)
+
+
+def _cropped(mask: np.ndarray) -> Band:
+    """``mask`` on its crop (:func:`_crop`), copied: a view would keep the whole h x w mask alive in
+    :func:`filters`' cache (30 of them, 120 MB, at 960 x 544 with 4 orientations)."""
+    rows, cols = _crop(mask)
+    return Band(mask[rows, cols].copy(), rows, cols)
 
 
 def spectrum(luma: np.ndarray) -> np.ndarray:
