@@ -86,13 +86,25 @@ class TorchRiesz:
         return self._correlate(self._correlate(x, taps, 1), taps, 0)
 
     # --- phase ------------------------------------------------------------------------------------------
-    def phase_difference(self, cur: tuple, prev: tuple) -> tuple[Any, Any, Any]:
+    def _product(self, cur: tuple, prev: tuple) -> tuple[Any, Any, Any, Any, Any]:
+        """(real, qx, qy, |vector|, |q|) of ``q = cur * conj(prev)``: the terms :meth:`phase_difference` and
+        :meth:`amplitude` share, in one order so that both give the same bits."""
         torch = self.torch
         real = cur[0] * prev[0] + cur[1] * prev[1] + cur[2] * prev[2]
         qx = prev[0] * cur[1] - cur[0] * prev[1]
         qy = prev[0] * cur[2] - cur[0] * prev[2]
         vector = torch.sqrt(qx * qx + qy * qy)
         magnitude = torch.sqrt(real * real + vector * vector)
+        return real, qx, qy, vector, magnitude
+
+    def amplitude(self, cur: tuple, prev: tuple) -> Any:
+        """``sqrt(|cur| |prev|)``: the third value of :meth:`phase_difference` alone (what the render needs),
+        without the phase step's arctangent and fade and their temporaries."""
+        return self.torch.sqrt(self._product(cur, prev)[4])
+
+    def phase_difference(self, cur: tuple, prev: tuple) -> tuple[Any, Any, Any]:
+        torch = self.torch
+        real, qx, qy, vector, magnitude = self._product(cur, prev)
         difference = torch.atan2(vector, real)
         positive = vector > 0
         scale = torch.where(positive, difference / torch.where(positive, vector, torch.ones_like(vector)),
@@ -115,10 +127,12 @@ class TorchRiesz:
         return torch.cos(magnitude) * q[0] - sinc * (pc * q[1] + ps * q[2])
 
     def render(self, yiq: Any, quaternions: list, residual: Any, filtered: list, amplitudes: list) -> Any:
+        """The output frame (uint8 RGB): the shifted bands collapsed into ``yiq``'s luminance, written in
+        place (every caller drops ``yiq`` after this: no copy of the frame's YIQ)."""
         bands = [self.shifted(q, a, pc, ps) for q, (pc, ps), a in zip(quaternions, filtered, amplitudes)]
-        out = yiq.clone()
-        out[:, :, 0] = self.synthesise(bands, residual)
-        return self.ops.yiq_to_rgb_uint8(out, mit=self.plan.mit)
+        yiq[:, :, 0] = self.synthesise(bands, residual)
+        del bands
+        return self.ops.yiq_to_rgb_uint8(yiq, mit=self.plan.mit)
 
     def yiq(self, frame: np.ndarray) -> Any:
         return self.ops.rgb_to_yiq(self.ops.upload(frame))
@@ -195,7 +209,9 @@ class TorchRieszStream:
         self.phase = [(c + dc, s + ds) for (c, s), (dc, ds, _) in zip(self.phase, steps)]
         self.previous = quaternions
         filtered = [(fc.step(pc), fsn.step(ps)) for (fc, fsn), (pc, ps) in zip(self.filters, self.phase)]
-        out = r.render(yiq, quaternions, residual, filtered, [a for _, _, a in steps])
+        amplitudes = [a for _, _, a in steps]
+        del steps
+        out = r.render(yiq, quaternions, residual, filtered, amplitudes)
         return r.ops.download(out)
 
 
@@ -205,12 +221,17 @@ def _accumulated(r: TorchRiesz, source: Callable[[], Iterator[np.ndarray]],
     riesz_ideal's first pass."""
     previous, phase = None, None
     for frame in source():
-        quaternions, _ = r.analyse(r.yiq(frame)[:, :, 0])
+        quaternions, _ = r.analyse(r.yiq(frame)[:, :, 0])  # the frame's YIQ goes once its luma is analysed
         if previous is None:
             phase = [(q[0].new_zeros(q[0].shape), q[0].new_zeros(q[0].shape)) for q in quaternions]
         else:
-            steps = [r.phase_difference(q, pq) for q, pq in zip(quaternions, previous)]
-            phase = [(c + dc, s + ds) for (c, s), (dc, ds, _) in zip(phase, steps)]
+            # level by level: one level's step and its temporaries alive at a time, not every level's
+            accumulated = []
+            for (c, s), q, pq in zip(phase, quaternions, previous):
+                dc, ds, _ = r.phase_difference(q, pq)
+                accumulated.append((c + dc, s + ds))
+                del dc, ds
+            phase = accumulated
         previous = quaternions
         yield phase
 
@@ -232,9 +253,10 @@ def _rendered(r: TorchRiesz, source: Callable[[], Iterator[np.ndarray]],
     for t, frame in enumerate(source()):
         yiq = r.yiq(frame)
         quaternions, residual = r.analyse(yiq[:, :, 0])
-        steps = [r.phase_difference(q, pq) for q, pq in zip(quaternions, previous or quaternions)]
+        # only the amplitudes: the phase steps themselves come filtered from ``at``
+        amplitudes = [r.amplitude(q, pq) for q, pq in zip(quaternions, previous or quaternions)]
         previous = quaternions
-        yield r.ops.download(r.render(yiq, quaternions, residual, at(t), [a for _, _, a in steps]))
+        yield r.ops.download(r.render(yiq, quaternions, residual, at(t), amplitudes))
 
 
 def ideal_frames(ops: Any, plan: Plan, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[np.ndarray]:
