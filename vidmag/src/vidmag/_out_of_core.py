@@ -586,10 +586,12 @@ def phase_floor(plan: Plan, n_frames: int) -> int:
     pixels = plan.height * plan.width
     held, widest = 0, 2 * pixels  # a Riesz file holds two values per coefficient of a level
     if plan.pipeline == "steerable_ideal":
-        from vidmag._reference.steerable import filters
+        from vidmag._reference.steerable import filter_bank
 
         p = plan.params
-        bank = filters(plan.height, plan.width, p["orientations"], p["bands_per_octave"])
+        # not the memoised filters(): only their sizes are needed here, and a device backend (torch) keeps
+        # its own float32 copy, so the float64 bank would stay in the cache for nothing
+        bank = filter_bank(plan.height, plan.width, p["orientations"], p["bands_per_octave"])
         held = 2 * 8 * sum(band.filter.size for band in bank)
         widest = max(band.filter.size for band in bank[1:-1])
     block = 4 * 8 * n_frames * min(max(1, _BLOCK_VALUES // max(n_frames, 1)), widest)

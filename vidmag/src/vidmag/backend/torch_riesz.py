@@ -19,6 +19,7 @@ from vidmag._reference.pyramid import pyramid_levels
 from vidmag._reference.riesz import Quaternion, gaussian_taps, step_fade
 from vidmag._reference.temporal import butterworth_lowpass
 from vidmag.backend import spatial_taps
+from vidmag.backend.host_heap import bounded_heap
 from vidmag.params import Plan
 
 #: The Riesz pipelines this module runs (steerable_ideal is backend/torch_steerable.py's).
@@ -287,7 +288,8 @@ class IdealSteps:
     The same tensor operations as :func:`ideal_frames`, in its order: ``phases`` gives each frame's
     accumulated phase (float32, downloaded), ``bandpass`` filters a (T, width) block of series with the same
     FFT along time (each series transformed alone), ``frames`` renders each frame with its row of the
-    filtered phase uploaded.
+    filtered phase uploaded. On the CPU both passes run under :func:`vidmag.backend.host_heap.bounded_heap`
+    (the route is there to bound the process's memory).
 
     Parameters
     ----------
@@ -304,7 +306,7 @@ class IdealSteps:
     def phases(self, source: Callable[[], Iterator[np.ndarray]]) -> Iterator[list[tuple[np.ndarray, ...]]]:
         """Per frame, per processed level: the (cos, sin) parts of its accumulated phase, on the host."""
         download = self.ops.download
-        with self.ops.torch.no_grad():
+        with self.ops.torch.no_grad(), bounded_heap(self.ops.device.type == "cpu"):
             for phase in _accumulated(self.riesz, source):
                 self.shapes = [tuple(pc.shape) for pc, _ in phase]
                 yield [(download(pc), download(ps)) for pc, ps in phase]
@@ -329,7 +331,7 @@ class IdealSteps:
                 pairs.append(tuple(both.reshape(2, *shape)))
             return pairs
 
-        with torch.no_grad():
+        with torch.no_grad(), bounded_heap(device.type == "cpu"):
             yield from _rendered(self.riesz, source, levels)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from vidmag._reference import steerable
 from vidmag._reference.riesz import gaussian_taps
+from vidmag.backend.host_heap import bounded_heap
 from vidmag.params import Plan
 
 #: The pipelines this module runs.
@@ -46,9 +47,12 @@ class TorchSteerable:
     def __init__(self, ops: Any, plan: Plan) -> None:
         self.ops, self.torch, self.plan = ops, ops.torch, plan
         p = plan.params
-        self.bank = steerable.filters(plan.height, plan.width, p["orientations"], p["bands_per_octave"])
+        # built here, not taken from the reference's memoised filters(): only the crops and a float32 copy
+        # of each filter are kept, and the float64 bank (26 MB at 960 x 544) goes when this is built
+        bank = steerable.filter_bank(plan.height, plan.width, p["orientations"], p["bands_per_octave"])
+        self.crops = [(band.rows, band.cols) for band in bank]
         self.masks = [self.torch.as_tensor(band.filter, dtype=self.torch.float32, device=ops.device)
-                      for band in self.bank]
+                      for band in bank]
         self._index: dict[tuple[int, int], Any] = {}
 
     def spectrum(self, luma: Any) -> Any:
@@ -58,17 +62,17 @@ class TorchSteerable:
 
     def coefficients(self, spec: Any, i: int) -> Any:
         """Band ``i`` of the bank (complex, on its crop's grid) of every spectrum of a (T, H, W) stack."""
-        band, fft = self.bank[i], self.torch.fft
-        return fft.ifft2(fft.ifftshift(self.masks[i] * spec[:, band.rows, band.cols], dim=(-2, -1)))
+        (rows, cols), fft = self.crops[i], self.torch.fft
+        return fft.ifft2(fft.ifftshift(self.masks[i] * spec[:, rows, cols], dim=(-2, -1)))
 
     def add_band(self, out: Any, coefficients: Any, i: int) -> None:
-        band, fft = self.bank[i], self.torch.fft
+        (rows, cols), fft = self.crops[i], self.torch.fft
         spectrum = fft.fftshift(fft.fft2(coefficients), dim=(-2, -1))
-        out[:, band.rows, band.cols] += 2.0 * self.masks[i] * spectrum
+        out[:, rows, cols] += 2.0 * self.masks[i] * spectrum
 
     def add_residual(self, out: Any, spec: Any, i: int) -> None:
-        band = self.bank[i]
-        out[:, band.rows, band.cols] += self.masks[i] * self.masks[i] * spec[:, band.rows, band.cols]
+        rows, cols = self.crops[i]
+        out[:, rows, cols] += self.masks[i] * self.masks[i] * spec[:, rows, cols]
 
     # --- time -------------------------------------------------------------------------------------------
     def bandpass(self, delta: Any) -> Any:
@@ -123,21 +127,26 @@ class TorchSteerable:
     # --- the clip ---------------------------------------------------------------------------------------
     def relative_phase(self, coefficients: Any, reference: Any) -> Any:
         """The phase of ``coefficients`` relative to ``reference`` (frame 0's), wrapped to [-pi, pi)."""
-        torch = self.torch
-        return torch.remainder(math.pi + torch.angle(coefficients) - reference, 2 * math.pi) - math.pi
+        # in place on one temporary: the same operations, in the same order, as
+        # remainder(pi + angle - reference, 2 pi) - pi
+        phase = self.torch.angle(coefficients).add_(math.pi).sub_(reference)
+        return phase.remainder_(2 * math.pi).sub_(math.pi)
 
     def add_shifted(self, out: Any, coefficients: Any, filtered: Any, reference: Any, i: int) -> None:
         """Band ``i``'s coefficients shifted by ``alpha`` times their band-passed phase ``filtered``
         (amplitude-weighted blur first), added into ``out``."""
         torch, p = self.torch, self.plan.params
         amplitude = coefficients.abs()
-        phase = p["alpha"] * self.smoothed(filtered, amplitude)
+        smoothed = self.smoothed(filtered, amplitude)
+        # in place on the blur's own result; sigma 0 gives `filtered` itself back, the caller's
+        phase = smoothed * p["alpha"] if smoothed is filtered else smoothed.mul_(p["alpha"])
         base = amplitude * torch.exp(1j * reference) if p["attenuate_other_freq"] else coefficients
-        self.add_band(out, torch.polar(torch.ones_like(phase), phase) * base, i)
+        del amplitude  # in base when attenuating: the frame's temporaries go as soon as they are used
+        self.add_band(out, torch.polar(torch.ones_like(phase), phase).mul_(base), i)
 
     def collapsed(self, out: Any, spec: Any) -> Any:
         """The luminance of the magnified bands ``out`` with the residuals of ``spec`` added."""
-        self.add_residual(out, spec, len(self.bank) - 1)
+        self.add_residual(out, spec, len(self.crops) - 1)
         if not self.plan.mit:
             self.add_residual(out, spec, 0)
         return self.torch.fft.ifft2(self.torch.fft.ifftshift(out, dim=(-2, -1))).real
@@ -145,7 +154,7 @@ class TorchSteerable:
     def magnified_luma(self, spec: Any) -> Any:
         """The magnified luminance (T, H, W) of a clip's centred spectra (T, H, W)."""
         out = self.torch.zeros_like(spec)
-        for i in range(1, len(self.bank) - 1):
+        for i in range(1, len(self.crops) - 1):
             coefficients = self.coefficients(spec, i)
             reference = self.torch.angle(coefficients[0])
             filtered = self.bandpass(self.relative_phase(coefficients, reference))
@@ -160,7 +169,8 @@ class IdealSteps:
     The operations of :meth:`TorchSteerable.magnified_luma` frame by frame: ``phases`` gives each band's
     phase relative to frame 0 (float32, downloaded; frame 0's phase of every band stays on the device),
     ``bandpass`` is the same temporal filter on a (T, width) block of series, ``frames`` renders each frame
-    from its spectrum, recomputed, and its row of the filtered phase uploaded.
+    from its spectrum, recomputed, and its row of the filtered phase uploaded. On the CPU both passes run
+    under :func:`vidmag.backend.host_heap.bounded_heap` (the route is there to bound the process's memory).
 
     Parameters
     ----------
@@ -182,13 +192,13 @@ class IdealSteps:
     def phases(self, source: Source) -> Iterator[list[tuple[np.ndarray, ...]]]:
         """Per frame, per band: its phase relative to frame 0's, on the host."""
         s, download = self.steerable, self.ops.download
-        with self.ops.torch.no_grad():
+        with self.ops.torch.no_grad(), bounded_heap(self.ops.device.type == "cpu"):
             for frame in source():
                 spec = self._spectrum(frame)[1]
                 row = []
-                for i in range(1, len(s.bank) - 1):
+                for i in range(1, len(s.crops) - 1):
                     coefficients = s.coefficients(spec, i)
-                    if len(self.reference) < len(s.bank) - 2:
+                    if len(self.reference) < len(s.crops) - 2:
                         self.reference.append(self.ops.torch.angle(coefficients[0]))
                     row.append((download(s.relative_phase(coefficients, self.reference[i - 1])[0]),))
                 yield row
@@ -203,7 +213,7 @@ class IdealSteps:
     def frames(self, source: Source, at: Callable[[int], list[np.ndarray]]) -> Iterator[np.ndarray]:
         """The rendered frames; ``at(t)`` gives frame t's filtered phase per band, flat."""
         s, ops, torch = self.steerable, self.ops, self.ops.torch
-        with torch.no_grad():
+        with torch.no_grad(), bounded_heap(ops.device.type == "cpu"):
             for t, frame in enumerate(source()):
                 yiq, spec = self._spectrum(frame)
                 out = torch.zeros_like(spec)
