@@ -15,6 +15,8 @@ from vidmag import _out_of_core, io, tiles
 from vidmag.files import magnify_file
 from vidmag.params import make_plan
 
+from .conftest import require_backend_or_skip
+
 # random small clips at alpha 10 clip a little; the warning is test_pipelines_saturation.py's subject
 # (and a backend that cannot run here skips its cases, or fails them where VIDMAG_REQUIRE_BACKENDS names it)
 pytestmark = [pytest.mark.filterwarnings("ignore::vidmag.pipelines.SaturationWarning"),
@@ -67,6 +69,40 @@ def test_phase_on_device_equals_the_backends_in_memory_run(tmp_path, make_clip, 
         np.testing.assert_array_equal(bounded, memory)
     assert done == list(range(1, T + 1))
     assert sorted(os.listdir(work)) == sorted(f"phase{i}.f32" for i in range(len(os.listdir(work))))
+
+
+@pytest.mark.parametrize(("pipeline", "params"), [("riesz_ideal", RIESZ), ("steerable_ideal", STEERABLE)])
+def test_torch_route_runs_both_passes_under_the_bounded_heap_on_the_cpu(tmp_path, make_clip, monkeypatch,
+                                                                         pipeline, params):
+    """On the CPU the torch steps enter vidmag.backend.host_heap.bounded_heap for each pass (glibc's mmap
+    threshold fixed, set back after; the C library faked here), and the frames are those of the in-memory
+    run as above."""
+    from vidmag.backend import host_heap
+
+    name, backend = require_backend_or_skip("torch")
+    plan = make_plan(pipeline, fs=30.0, compat=None, params=params, frame_shape=(H, W, 3))
+    device = backend.phase_steps(plan).ops.device
+    if device.type != "cpu":
+        pytest.skip(f"the torch backend runs on {device} here, not the CPU")
+    calls = []
+
+    class Libc:
+        def mallopt(self, param, value):
+            calls.append(("mallopt", param, value))
+
+        def malloc_trim(self, pad):
+            calls.append(("malloc_trim", pad))
+
+    monkeypatch.setattr(host_heap, "glibc", Libc)
+    clip = make_clip(T=T, H=H, W=W)
+    memory = np.stack(list(vidmag.pipelines.run(lambda: iter(clip), fs=30.0, pipeline=pipeline,
+                                                backend=name, **params)))
+    assert calls == []  # the in-memory run is not the route's
+    bounded = np.stack(list(_out_of_core.phase_on_device(plan, lambda: iter(clip), str(tmp_path), name)))
+    assert np.abs(bounded.astype(np.int16) - memory).max() <= 1
+    one_pass = [("malloc_trim", 0), ("mallopt", -3, host_heap.MMAP_THRESHOLD),
+                ("mallopt", -3, host_heap.GLIBC_DEFAULT_THRESHOLD), ("malloc_trim", 0)]
+    assert calls == one_pass * 2  # the phases' pass and the render's
 
 
 @pytest.fixture
