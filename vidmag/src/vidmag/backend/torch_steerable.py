@@ -129,6 +129,8 @@ class TorchSteerable:
         """The phase of ``coefficients`` relative to ``reference`` (frame 0's), wrapped to [-pi, pi)."""
         # in place on one temporary: the same operations, in the same order, as
         # remainder(pi + angle - reference, 2 pi) - pi
+        # in place on one temporary: the same operations, in the same order, as
+        # remainder(pi + angle - reference, 2 pi) - pi
         phase = self.torch.angle(coefficients).add_(math.pi).sub_(reference)
         return phase.remainder_(2 * math.pi).sub_(math.pi)
 
@@ -137,12 +139,9 @@ class TorchSteerable:
         (amplitude-weighted blur first), added into ``out``."""
         torch, p = self.torch, self.plan.params
         amplitude = coefficients.abs()
-        smoothed = self.smoothed(filtered, amplitude)
-        # in place on the blur's own result; sigma 0 gives `filtered` itself back, the caller's
-        phase = smoothed * p["alpha"] if smoothed is filtered else smoothed.mul_(p["alpha"])
+        phase = p["alpha"] * self.smoothed(filtered, amplitude)
         base = amplitude * torch.exp(1j * reference) if p["attenuate_other_freq"] else coefficients
-        del amplitude  # in base when attenuating: the frame's temporaries go as soon as they are used
-        self.add_band(out, torch.polar(torch.ones_like(phase), phase).mul_(base), i)
+        self.add_band(out, torch.polar(torch.ones_like(phase), phase) * base, i)
 
     def collapsed(self, out: Any, spec: Any) -> Any:
         """The luminance of the magnified bands ``out`` with the residuals of ``spec`` added."""
