@@ -1,8 +1,9 @@
 """steerable_ideal on the torch backend: the steps of :mod:`vidmag._reference.steerable` on tensors of the
 backend's device, every frame of the clip at once.
 
-The filters are the reference's own (:func:`vidmag._reference.steerable.filters`: the masks the MIT phase
-code's ``getFilters`` builds on the centred spectrum, each cropped), sent to the device once per frame size;
+The filters are the reference's own (:func:`vidmag._reference.steerable.filter_bank`: the masks the MIT
+phase code's ``getFilters`` builds on the centred spectrum, each cropped), sent to the device once per frame
+size in float32 (the float64 bank is not kept);
 the spectra, the bands and their phase are complex64 / float32 like the rest of the backend. Per band: the
 coefficients of every frame (one batched inverse FFT of the band's crop), their phase relative to frame 0
 wrapped to [-pi, pi), the temporal filter along the frames (the unit-gain ideal band-pass, or the MIT
