@@ -21,6 +21,7 @@ import ctypes
 import ctypes.util
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["MMAP_THRESHOLD", "bounded_heap", "glibc"]
@@ -37,6 +38,7 @@ MMAP_THRESHOLD = 2**20
 GLIBC_DEFAULT_THRESHOLD = 128 * 2**10
 
 
+@lru_cache(maxsize=1)  # find_library may run ldconfig: once per process
 def glibc() -> Any:
     """The C library as a ``ctypes`` object when it is glibc (it has ``mallopt`` and ``malloc_trim``), else
     None."""
