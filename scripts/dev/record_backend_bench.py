@@ -2,11 +2,13 @@
 """Regenerate the measured table of docs/vidmag/backends.md: whole-clip speed of every backend that runs here.
 
 Two runs, each with its paper preset under the default semantics: colour (``face.mp4``, gaussian_ideal) and
-motion (``baby.mp4``, laplacian_iir). Magnification only: each clip is decoded into memory first, and the
-timed call is ``vidmag.magnify(frames, ...)`` (an array in, an array out; no decode, no encode). Per backend
-and clip: one warm-up run, then the best of two (wall time; the process's processor time, steadier on a shared
-machine, is printed and saved beside it). Ratios are against the NumPy reference (``cpu``). Every
-output is also compared with the reference's: the largest difference of any byte is recorded.
+motion (``baby.mp4``, laplacian_iir), and a frame-at-a-time column (720p laplacian_iir frames pushed one at a
+time through ``vidmag.live.Magnifier``, as ``bench/vidmag_live.py`` does). Magnification only: each clip is
+decoded into memory first, and the timed call is ``vidmag.magnify(frames, ...)`` (an array in, an array out;
+no decode, no encode). Per backend and clip: one warm-up run, then the best of two (wall time; the process's
+processor time, steadier on a shared machine, is printed and saved beside it). Ratios are against the NumPy
+reference (``cpu``). Every output is also compared with the reference's: the largest difference of any byte is
+recorded.
 
 Writes ``backends.json`` and ``backends.md`` to ``--out`` (default ``bench/results``), prints the table, and
 with ``--update-docs`` replaces the table between the ``bench:start`` / ``bench:end`` markers of the docs
@@ -36,6 +38,10 @@ MARK_START, MARK_END = "<!-- bench:start -->", "<!-- bench:end -->"
 
 #: (column title, clip file, preset name).
 CASES = (("Colour, `face.mp4`", "face.mp4", "face"), ("Motion, `baby.mp4`", "baby.mp4", "baby"))
+
+#: The frame-at-a-time column: laplacian_iir (the baby preset's streaming form) at this size, one frame pushed
+#: and returned before the next (``bench/vidmag_live.py``'s case), as a live stream runs.
+LIVE_SIZE = (1280, 720)
 
 #: How the table names each backend.
 LABELS = {
@@ -105,10 +111,24 @@ def time_backend(
     return times, processor, out
 
 
+def time_live(backend: str, frames: int) -> dict:
+    """Frames/s and latency of ``backend`` fed :data:`LIVE_SIZE` frames one at a time (at most 20 s of
+    timed pushes, at least 5)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from vidmag_live import run_case
+
+    case = run_case(backend, "laplacian_iir", LIVE_SIZE, frames=frames, warmup=5, budget=20.0)
+    keys = ("pipeline", "preset", "width", "height", "frames", "fps", "latency_median_ms", "latency_p99_ms")
+    return {key: case[key] for key in keys}
+
+
 def markdown(result: dict) -> str:
+    live = any("frame_at_a_time" in e for e in result["backends"].values())
+    width, height = LIVE_SIZE
+    live_title = f" | Frame at a time, {height}p" if live else ""
     rows = [
-        "| Backend | " + " | ".join(c[0] for c in CASES) + " | Against the processor |",
-        "|---|" + "---|" * len(CASES) + "---|",
+        "| Backend | " + " | ".join(c[0] for c in CASES) + live_title + " | Against the processor |",
+        "|---|" + "---|" * len(CASES) + ("---|" if live else "") + "---|",
     ]
     base = result["backends"].get("cpu")
     for name, entry in result["backends"].items():
@@ -119,6 +139,9 @@ def markdown(result: dict) -> str:
             ratio = " / ".join(
                 f"{base['cases'][c[2]]['best_s'] / entry['cases'][c[2]]['best_s']:.1f}×" for c in CASES
             )
+        if live:
+            case = entry.get("frame_at_a_time")
+            cells.append("—" if case is None else f"{case['fps']:,.0f} frames/s")
         rows.append(f"| {LABELS.get(name, name)} | " + " | ".join(cells) + f" | {ratio} |")
     m = result["machine"]
     agree = ", ".join(
@@ -137,6 +160,13 @@ def markdown(result: dict) -> str:
         + "; ".join(f"{LABELS.get(n, n)}: {e['device']}" for n, e in result["backends"].items())
         + ".",
     ]
+    if live:
+        lines += [
+            "",
+            f"Frame at a time: laplacian_iir with the `baby` preset's streaming form, {width}x{height} "
+            "frames of the synthetic scene pushed one at a time into a `vidmag.live.Magnifier`, each "
+            "returned before the next (`bench/vidmag_live.py`'s case; at most 20 s of pushes).",
+        ]
     if agree:
         lines += ["", f"Largest difference of any output byte from the reference: {agree}."]
     start, end = m.get("load_average_at_start"), m.get("load_average_at_end")
@@ -165,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=2, help="timed runs after the warm-up; the best counts")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--update-docs", action="store_true", help=f"rewrite the table in {DOCS_PAGE}")
+    parser.add_argument("--live-frames", type=int, default=120,
+                        help="timed pushes of the frame-at-a-time column (0: no such column)")
     parser.add_argument(
         "--from-json", type=Path, help="rewrite the table from a saved backends.json, measuring nothing"
     )
@@ -234,6 +266,10 @@ def main(argv: list[str] | None = None) -> int:
             runs = ", ".join(f"{t:.3f}" for t in times)
             print(f"{name:7} {preset_name:5} best {case['best_s']:.3f} s  (runs {runs}); processor time best "
                   f"{case['best_processor_s']:.3f} s", file=sys.stderr)
+        if args.live_frames > 0:
+            entry["frame_at_a_time"] = live = time_live(name, args.live_frames)
+            print(f"{name:7} live  {live['fps']:.1f} frames/s at {live['width']}x{live['height']} "
+                  f"(median latency {live['latency_median_ms']:.1f} ms)", file=sys.stderr)
         result["backends"][name] = entry
 
     result["machine"]["load_average_at_end"] = _load()
