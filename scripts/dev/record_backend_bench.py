@@ -114,7 +114,9 @@ def time_backend(
 def time_live(backend: str, frames: int) -> dict:
     """Frames/s and latency of ``backend`` fed :data:`LIVE_SIZE` frames one at a time (at most 20 s of
     timed pushes, at least 5)."""
-    sys.path.insert(0, str(ROOT / "bench"))
+    bench = str(ROOT / "bench")
+    if bench not in sys.path:  # called once per backend
+        sys.path.insert(0, bench)
     from vidmag_live import run_case
 
     case = run_case(backend, "laplacian_iir", LIVE_SIZE, frames=frames, warmup=5, budget=20.0)

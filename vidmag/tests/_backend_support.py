@@ -40,6 +40,12 @@ struct float4 {
 """
 
 
+def render_launches(fake) -> int:
+    """Render launches an emulated device (its ``launches`` by kernel name) ran so far: the flat kernel, or
+    the 3-D grid one where a row is whole words."""
+    return fake.launches.get("render", 0) + fake.launches.get("render_grid", 0)
+
+
 def within_one(got: np.ndarray, want: np.ndarray) -> None:
     """uint8 frames of the same shape, nowhere more than 1 grey level apart."""
     assert got.shape == want.shape and got.dtype == np.uint8

@@ -47,11 +47,6 @@ STREAMING = ("laplacian_iir", "laplacian_butterworth")
 _FORMATS = {"int": "<i", "u32": "<I", "f32": "<f"}
 
 
-
-def _renders(fake) -> int:
-    """Render launches so far: the flat kernel, or the 3-D grid one where a row is whole words."""
-    return fake.launches.get("render", 0) + fake.launches.get("render_grid", 0)
-
 class _Result(enum.Enum):
     CUDA_SUCCESS = 0
 
@@ -291,15 +286,15 @@ def test_whole_clip_and_stream_match_the_reference(pipeline, compat, emulated, m
     expected = vidmag.magnify(clip, fs=30.0, pipeline=pipeline, backend="cpu", compat=compat, **params)
     whole = vidmag.magnify(clip, fs=30.0, pipeline=pipeline, backend="cuda", compat=compat, **params)
     _within_one(whole, expected)
-    assert _renders(driver) >= 1 and driver.copies["htod"] and driver.copies["dtoh"]
+    assert support.render_launches(driver) >= 1 and driver.copies["htod"] and driver.copies["dtoh"]
     if pipeline not in STREAMING:
         with pytest.raises(ValueError, match=rf"^{pipeline} cannot stream"):
             pipelines.open_stream(clip.shape[1:], fs=30.0, pipeline=pipeline, backend="cuda", compat=compat,
                                   **params)
         return
-    renders = _renders(driver)
+    renders = support.render_launches(driver)
     streamed, reference = (_stream(clip, pipeline, name, compat, params) for name in ("cuda", "cpu"))
-    assert _renders(driver) >= renders + len(clip) - 1  # a render per frame after the first
+    assert support.render_launches(driver) >= renders + len(clip) - 1  # a render per frame after the first
     _within_one(streamed, reference)
     # the MIT code's whole-clip run leaves an unread tail out; a live stream magnifies every frame
     assert len(streamed) == len(clip) and len(whole) <= len(clip)
@@ -326,11 +321,11 @@ def test_batches_carry_state_and_the_runtime_releases_everything(emulated, make_
     syncs = driver.syncs
     got = vidmag.magnify(clip, fs=30.0, pipeline="laplacian_iir", backend="cuda", **params)
     _within_one(got, vidmag.magnify(clip, fs=30.0, pipeline="laplacian_iir", backend="cpu", **params))
-    assert _renders(driver) >= 3
+    assert support.render_launches(driver) >= 3
     # uploads (frames, tables) take two staging buffers in turn, each waited on through its own event; the
     # host waits for the whole stream only to read the render's bytes (and once at the end of the run)
     assert len(driver.events) == 2 and min(driver.events) >= 2
-    assert driver.syncs - syncs <= _renders(driver) + 2
+    assert driver.syncs - syncs <= support.render_launches(driver) + 2
     rt = backend.operations.rt.runtime
     assert rt.sm == "sm_90" and driver.pinned
     backend.operations.rt._scratch.clear()

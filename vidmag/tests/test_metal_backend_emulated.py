@@ -37,11 +37,6 @@ STREAMING = ("laplacian_iir", "laplacian_butterworth")
 _FORMATS = {"int": "<i", "u32": "<I", "f32": "<f"}
 
 
-
-def _renders(fake) -> int:
-    """Render launches so far: the flat kernel, or the 3-D grid one where a row is whole words."""
-    return fake.launches.get("render", 0) + fake.launches.get("render_grid", 0)
-
 class _Buffer:
     def __init__(self, nbytes: int):
         self.block = np.zeros(int(nbytes) + 64, np.uint8)
@@ -246,15 +241,15 @@ def test_whole_clip_and_stream_match_the_reference(pipeline, compat, emulated, m
     whole = vidmag.magnify(clip, fs=30.0, pipeline=pipeline, backend="metal", **params)
     _within_one(whole, expected)
     # the launches of a batch go in few command buffers, not one each
-    assert _renders(fake) >= 1 and len(fake.commits) < sum(fake.launches.values())
+    assert support.render_launches(fake) >= 1 and len(fake.commits) < sum(fake.launches.values())
     if pipeline not in STREAMING:
         with pytest.raises(ValueError, match=rf"^{pipeline} cannot stream"):
             pipelines.open_stream(clip.shape[1:], fs=30.0, pipeline=pipeline, backend="metal", **params)
         return
-    renders = _renders(fake)
+    renders = support.render_launches(fake)
     with pipelines.open_stream(clip.shape[1:], fs=30.0, pipeline=pipeline, backend="metal",
                                **params) as stream:
         streamed = np.stack([stream.push(frame) for frame in clip])
-    assert _renders(fake) >= renders + len(clip) - 1
+    assert support.render_launches(fake) >= renders + len(clip) - 1
     # the MIT code's whole-clip run leaves an unread tail out; a live stream magnifies every frame
     np.testing.assert_array_equal(streamed[: len(whole)], whole)
